@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Installs everything MCP needs to build, test and demo on Debian 12.
+# Idempotent: packages already present are left alone; the files extracted
+# from linux-source-6.1 are refreshed only when missing.
+#
+# Usage: scripts/install-deps.sh [BUILD_DIR]    (default: ./build)
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$top/build}
+
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+	sudo_cmd=(sudo)
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+
+packages=(
+	build-essential make cmake pkg-config git kmod bc flex bison xz-utils
+	linux-image-amd64
+	qemu-system-x86 busybox-static cpio
+	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
+	libnl-3-dev libnl-genl-3-dev libdrm-dev
+	libcriterion-dev libcli11-dev nlohmann-json3-dev libfmt-dev
+	dkms sparse pciutils numactl libnuma-dev
+	linux-source-6.1
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+
+apt_updated=0
+apt_install() {
+	if [ "$apt_updated" -eq 0 ]; then
+		"${sudo_cmd[@]}" apt-get update -qq
+		apt_updated=1
+	fi
+	"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "$@"
+}
+
+if [ "${#missing[@]}" -gt 0 ]; then
+	echo "install-deps: installing ${missing[*]}"
+	apt_install "${missing[@]}"
+fi
+
+# The module is built for the kernel the test VM boots: the newest
+# linux-image-*-amd64 installed by linux-image-amd64, with headers to match.
+kver=$("$top/scripts/vm-kernel-version.sh")
+if ! dpkg-query -W -f='${Status}' "linux-headers-$kver" 2>/dev/null |
+	grep -q 'install ok installed'; then
+	echo "install-deps: installing linux-headers-$kver"
+	apt_install "linux-headers-$kver"
+fi
+
+# kselftest harness headers and checkpatch.pl come from the kernel source
+# package; they are extracted into the build directory, never committed.
+ksrc=$build/linux-source
+if [ ! -f "$ksrc/scripts/checkpatch.pl" ] ||
+	[ ! -f "$ksrc/tools/testing/selftests/kselftest_harness.h" ]; then
+	tarball=$(ls /usr/src/linux-source-6.1.tar.* | head -n 1)
+	echo "install-deps: extracting kselftest headers and checkpatch.pl from $tarball"
+	mkdir -p "$ksrc"
+	tar -xf "$tarball" -C "$ksrc" --strip-components=1 --wildcards \
+		'*/tools/testing/selftests/kselftest*.h' \
+		'*/scripts/checkpatch.pl' \
+		'*/scripts/spelling.txt' \
+		'*/scripts/const_structs.checkpatch'
+fi
+
+echo "install-deps: ready (VM kernel $kver)"
