@@ -91,9 +91,11 @@ struct mcp_node_info {
  * @nodes_cap:		in: capacity of the caller's arrays, in nodes
  * @cpumask_words:	in: __u64 words the caller gives each node's CPU mask
  * @nodes_ptr:		in: user address of struct mcp_node_info[@nodes_cap]
- * @cpumasks_ptr:	in: user address of __u64[@nodes_cap][@cpumask_words];
- *			bit (c % 64) of word (c / 64) of row n is set when
- *			online CPU c belongs to the n-th node of @nodes_ptr
+ * @cpumasks_ptr:	in: user address of __u64[@nodes_cap * @cpumask_words];
+ *			filled as @nr_nodes rows of @nr_cpu_words words (row
+ *			stride @nr_cpu_words): bit (c % 64) of word (c / 64)
+ *			of row n is set when online CPU c belongs to the n-th
+ *			node of @nodes_ptr
  * @distances_ptr:	in: user address of __u32[@nodes_cap * @nodes_cap];
  *			filled as a @nr_nodes x @nr_nodes row-major matrix
  *			(row stride @nr_nodes) of SLIT distances between the
