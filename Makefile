@@ -1,0 +1,74 @@
+# MCP: the entry point.
+#
+#   make               build the kernel module and userspace
+#   make check         install deps, build, static checks, unit tests, DKMS
+#                      build, VM selftests; ends with "N passed, N failed"
+#   make demo          install deps, build, boot the edge-host VM, show MCP
+#   make install       install module, udev rule, libmcp and mcpctl on this host
+#   make dkms-install  install the module through DKMS for the running kernel
+#   make dkms-check    build the module through DKMS in a private tree
+#
+# KVER is the kernel the module is built for; by default the Debian kernel
+# the test VM boots.  `make install` builds for the running kernel instead.
+
+SHELL := /bin/bash
+TOP := $(CURDIR)
+BUILD := $(TOP)/build
+CMAKE_BUILD := $(BUILD)/cmake
+KVER ?= $(shell $(TOP)/scripts/vm-kernel-version.sh 2>/dev/null)
+INSTALL_KVER ?= $(shell uname -r)
+PREFIX ?= /usr/local
+DESTDIR ?=
+JOBS ?= $(shell nproc)
+
+.PHONY: all deps module userspace check demo install install-module \
+	install-userspace install-udev dkms-install dkms-check static-check unit-test vm-test clean
+
+all: module userspace
+
+deps:
+	$(TOP)/scripts/install-deps.sh $(BUILD)
+
+module:
+	$(MAKE) -C kmod KVER=$(KVER)
+
+userspace:
+	cmake -S $(TOP) -B $(CMAKE_BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake --build $(CMAKE_BUILD) -j$(JOBS)
+
+check: deps
+	$(TOP)/scripts/check.sh
+
+demo: deps all
+	$(TOP)/tests/vm/run-vm.py --topology 2node --mode demo
+
+static-check: module
+	$(TOP)/scripts/static-checks.sh
+
+unit-test: userspace
+	ctest --test-dir $(CMAKE_BUILD) --output-on-failure
+
+vm-test: all
+	$(TOP)/tests/vm/run-vm.py --topology 2node --mode selftests
+	$(TOP)/tests/vm/run-vm.py --topology 4node --mode selftests
+
+dkms-check:
+	$(TOP)/scripts/dkms-check.sh $(KVER)
+
+install: install-module install-udev install-userspace
+
+dkms-install:
+	$(TOP)/scripts/dkms-install.sh $(INSTALL_KVER)
+
+install-udev:
+	$(TOP)/scripts/install-udev.sh "$(DESTDIR)"
+
+install-module:
+	$(TOP)/scripts/install-module.sh $(INSTALL_KVER) "$(DESTDIR)"
+
+install-userspace: userspace
+	DESTDIR="$(DESTDIR)" cmake --install $(CMAKE_BUILD) --prefix $(PREFIX)
+
+clean:
+	$(MAKE) -C kmod KVER=$(KVER) clean
+	rm -rf $(CMAKE_BUILD) $(BUILD)/vm $(BUILD)/dkms $(BUILD)/check

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# make check: build everything, run the static checks, the host unit tests,
+# the DKMS and install checks, and the VM selftests on two topologies.
+# Ends with one line "N passed, N failed"; exits non-zero on any failure.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+kver=$(scripts/vm-kernel-version.sh) || exit 1
+TALLY_LOG_DIR=$top/build/check
+rm -rf "$TALLY_LOG_DIR"
+mkdir -p "$TALLY_LOG_DIR"
+# shellcheck source=lib/tally.sh
+. "$top/scripts/lib/tally.sh"
+
+# Adds the counts from the last "LABEL: N passed, N failed" line of a log;
+# a runner that died before printing one counts as one failure.
+add_runner_counts() {
+	local log=$1 line
+	line=$(grep -E '^[A-Za-z0-9_-]+: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+	if [ -z "$line" ]; then
+		echo "not ok - ${log#"$top"/} has no result line"
+		tally_add 0 1
+		return
+	fi
+	echo "$line"
+	read -r p f < <(sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/' <<<"$line")
+	tally_add "$p" "$f"
+}
+
+# Criterion prints "Synthesis: Tested: T | Passing: P | Failing: F | Crashing: C".
+unit_tests() {
+	local bin=$top/build/cmake/tests/unit/mcp_unit_tests log=$TALLY_LOG_DIR/unit.log
+	if [ ! -x "$bin" ]; then
+		echo "not ok - unit tests: $bin was not built"
+		tally_add 0 1
+		return
+	fi
+	"$bin" --verbose=0 >"$log" 2>&1
+	local rc=$? synth
+	synth=$(grep -E 'Synthesis: Tested: [0-9]+' "$log" | tail -n 1)
+	if [ -z "$synth" ]; then
+		echo "not ok - unit tests printed no synthesis (exit $rc)"
+		tail -n 25 "$log"
+		tally_add 0 1
+		return
+	fi
+	local p f c
+	p=$(sed -E 's/.*Passing: ([0-9]+).*/\1/' <<<"$synth")
+	f=$(sed -E 's/.*Failing: ([0-9]+).*/\1/' <<<"$synth")
+	c=$(sed -E 's/.*Crashing: ([0-9]+).*/\1/' <<<"$synth")
+	grep -E '^\[(FAIL|----)\]' "$log" | head -n 40
+	echo "unit: $p passed, $((f + c)) failed"
+	tally_add "$p" $((f + c))
+}
+
+# make install into a staging DESTDIR, then build a program against the
+# staged libmcp with pkg-config.
+install_check() {
+	local stage=$top/build/check/stage
+	rm -rf "$stage"
+	make -s install-userspace DESTDIR="$stage" PREFIX=/usr/local &&
+		scripts/install-module.sh "$kver" "$stage" &&
+		scripts/install-udev.sh "$stage" &&
+		test -f "$stage/lib/modules/$kver/extra/mcp.ko" &&
+		test -f "$stage/etc/udev/rules.d/60-mcp.rules" &&
+		test -x "$stage/usr/local/bin/mcpctl" &&
+		printf '#include <mcp/mcp.h>\nint main(void){return mcp_close == 0;}\n' |
+		PKG_CONFIG_SYSROOT_DIR=$stage \
+			PKG_CONFIG_LIBDIR=$stage/usr/local/lib/pkgconfig:$stage/usr/local/lib/x86_64-linux-gnu/pkgconfig \
+			bash -c 'gcc -x c - -o '"$stage"'/consumer $(pkg-config --cflags --libs libmcp)'
+}
+
+echo "==> build"
+tally_run build-module make -s module KVER="$kver"
+tally_run build-userspace make -s userspace
+
+echo "==> static checks"
+scripts/static-checks.sh "$kver" | tee "$TALLY_LOG_DIR/static.log"
+add_runner_counts "$TALLY_LOG_DIR/static.log"
+
+echo "==> unit tests (host)"
+unit_tests
+
+echo "==> packaging"
+tally_run dkms-build scripts/dkms-check.sh "$kver"
+tally_run install-staged install_check
+
+for topo in 2node 4node; do
+	echo "==> VM selftests ($topo)"
+	tests/vm/run-vm.py --topology "$topo" --mode selftests \
+		2>&1 | tee "$TALLY_LOG_DIR/vm-$topo.log"
+	add_runner_counts "$TALLY_LOG_DIR/vm-$topo.log"
+done
+
+tally_summary

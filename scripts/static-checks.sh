@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Static checks of the kernel side: W=1 and sparse builds without warnings,
+# checkpatch --strict on every kernel and uapi file, a self-contained uapi
+# header, sysfs attributes documented, versions that agree.
+#
+# Usage: scripts/static-checks.sh [KVER]
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+kver=${1:-$(scripts/vm-kernel-version.sh)}
+checkpatch=$top/build/linux-source/scripts/checkpatch.pl
+TALLY_LOG_DIR=$top/build/check/static
+mkdir -p "$TALLY_LOG_DIR"
+# shellcheck source=lib/tally.sh
+. "$top/scripts/lib/tally.sh"
+
+# A build whose output has no compiler or sparse diagnostics.
+build_without_warnings() {
+	local out
+	out=$(make -C kmod KVER="$kver" "$@" 2>&1)
+	local rc=$?
+	echo "$out"
+	[ $rc -eq 0 ] || return 1
+	! grep -E '(warning|error):' <<<"$out"
+}
+
+w1_build() { build_without_warnings W=1; }
+sparse_build() { build_without_warnings C=2; }
+
+checkpatch_file() {
+	local out
+	out=$(perl "$checkpatch" --no-tree --strict --terse -f "$1" 2>&1)
+	echo "$out"
+	! grep -qE '(ERROR|WARNING|CHECK):' <<<"$out"
+}
+
+uapi_compiles() {
+	local lang=$1 std=$2
+	echo '#include <linux/mcp.h>' |
+		gcc -x "$lang" -std="$std" -Wall -Wextra -Werror -pedantic \
+			-Iuapi -fsyntax-only -
+}
+
+# The ABI header may include only <linux/types.h> and <linux/ioctl.h>.
+uapi_includes() {
+	local bad
+	bad=$(grep -E '^#include' uapi/linux/mcp.h |
+		grep -v -E '<linux/(types|ioctl)\.h>')
+	[ -z "$bad" ] || { echo "unexpected include: $bad"; return 1; }
+}
+
+# Every sysfs attribute the module defines has an entry in Documentation/ABI.
+sysfs_documented() {
+	local attr missing=0
+	for attr in $(grep -ohE 'DEVICE_ATTR_(RO|RW|WO)\([a-z0-9_]+\)' kmod/*.c |
+		sed -E 's/.*\(([a-z0-9_]+)\)/\1/' | sort -u); do
+		if ! grep -rqE "^What:.*/$attr\$" Documentation/ABI; then
+			echo "sysfs attribute '$attr' is not documented in Documentation/ABI"
+			missing=1
+		fi
+	done
+	return $missing
+}
+
+versions_agree() {
+	local v dkms_v
+	v=$(cat VERSION)
+	dkms_v=$(sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' dkms.conf)
+	echo "VERSION=$v dkms.conf=$dkms_v"
+	[ "$v" = "$dkms_v" ]
+}
+
+tally_run kmod-w1-build w1_build
+tally_run kmod-sparse sparse_build
+for f in kmod/*.c kmod/*.h uapi/linux/mcp.h; do
+	case "$f" in *.mod.c) continue ;; esac
+	tally_run "checkpatch-$(basename "$f")" checkpatch_file "$f"
+done
+tally_run uapi-header-c11 uapi_compiles c c11
+tally_run uapi-header-cxx20 uapi_compiles c++ c++20
+tally_run uapi-header-includes uapi_includes
+tally_run sysfs-attributes-documented sysfs_documented
+tally_run versions-agree versions_agree
+tally_summary static
