@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MCP (Model Control Protocol): /sys/kernel/debug/mcp/, the module's
+ * counters.  Documented in Documentation/ABI/testing/debugfs-mcp.
+ *
+ * debugfs is optional: nothing here can fail module load, and the counters
+ * are kept whether or not debugfs is there to show them.
+ */
+
+#include <linux/atomic.h>
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+
+#include "mcp_internal.h"
+
+atomic64_t mcp_counters[MCP_NR_COUNTERS];
+
+/* One name per enum mcp_counter entry, as printed in "counters". */
+static const char * const mcp_counter_names[] = {
+	[MCP_CTR_OPEN_FILES] = "open_files",
+	[MCP_CTR_IOCTLS] = "ioctls",
+	[MCP_CTR_IOCTL_ERRORS] = "ioctl_errors",
+};
+
+static_assert(ARRAY_SIZE(mcp_counter_names) == MCP_NR_COUNTERS);
+
+static struct dentry *mcp_debugfs_dir;
+
+static int mcp_counters_show(struct seq_file *m, void *unused)
+{
+	int i;
+
+	for (i = 0; i < MCP_NR_COUNTERS; i++)
+		seq_printf(m, "%s %lld\n", mcp_counter_names[i],
+			   mcp_counter_read(i));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(mcp_counters);
+
+void mcp_debugfs_init(void)
+{
+	mcp_debugfs_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_file("counters", 0444, mcp_debugfs_dir, NULL,
+			    &mcp_counters_fops);
+}
+
+void mcp_debugfs_exit(void)
+{
+	debugfs_remove_recursive(mcp_debugfs_dir);
+	mcp_debugfs_dir = NULL;
+}

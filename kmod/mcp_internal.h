@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * MCP (Model Control Protocol): declarations shared by the files of mcp.ko.
+ *
+ * Lock order (outermost first):
+ *
+ *   cpus_read_lock()	CPU hotplug; held by mcp_topology.c while it takes
+ *			its snapshot.  Never held across copy_to_user().
+ *
+ * The module has no locks of its own yet.  The counters are atomic64_t and
+ * need none.  New locks are added to this list in the order they nest.
+ */
+#ifndef _MCP_INTERNAL_H
+#define _MCP_INTERNAL_H
+
+#include <linux/atomic.h>
+#include <linux/device.h>
+#include <linux/fs.h>
+#include <linux/types.h>
+
+#include <linux/mcp.h>
+
+#include "mcp_compat.h"
+
+/* MCP_FEAT_* bits this build implements. */
+#define MCP_FEATURES		(MCP_FEAT_VERSION | MCP_FEAT_TOPOLOGY)
+
+/*
+ * Counters shown in /sys/kernel/debug/mcp/counters.  To add one, add an
+ * entry here (before MCP_NR_COUNTERS) and its name in mcp_debugfs.c.
+ */
+enum mcp_counter {
+	MCP_CTR_OPEN_FILES,	/* currently open /dev/mcp files */
+	MCP_CTR_IOCTLS,		/* ioctl calls since load */
+	MCP_CTR_IOCTL_ERRORS,	/* ioctl calls that returned an error */
+	MCP_NR_COUNTERS
+};
+
+extern atomic64_t mcp_counters[MCP_NR_COUNTERS];
+
+static inline void mcp_counter_inc(enum mcp_counter ctr)
+{
+	atomic64_inc(&mcp_counters[ctr]);
+}
+
+static inline void mcp_counter_dec(enum mcp_counter ctr)
+{
+	atomic64_dec(&mcp_counters[ctr]);
+}
+
+static inline s64 mcp_counter_read(enum mcp_counter ctr)
+{
+	return atomic64_read(&mcp_counters[ctr]);
+}
+
+/* mcp_topology.c */
+int mcp_ioctl_get_topology(struct file *file, void *karg);
+
+/* mcp_sysfs.c: attribute groups of the misc device */
+extern const struct attribute_group *mcp_sysfs_groups[];
+
+/* mcp_debugfs.c: never fail; debugfs is optional */
+void mcp_debugfs_init(void);
+void mcp_debugfs_exit(void);
+
+#endif /* _MCP_INTERNAL_H */

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MCP (Model Control Protocol): module init/exit, the /dev/mcp misc device
+ * and ioctl dispatch.
+ *
+ * Every ioctl argument starts with "__u32 size" and is handled by
+ * mcp_ioctl_call(), which implements the extensible-struct convention of
+ * uapi/linux/mcp.h, so the handlers only ever see a kernel copy of the
+ * argument in the layout this module was built with.
+ *
+ * Locks: none here; see mcp_internal.h for the module's lock order.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/compat.h>
+#include <linux/errno.h>
+#include <linux/fs.h>
+#include <linux/init.h>
+#include <linux/kernel.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/stddef.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "mcp_internal.h"
+
+/**
+ * struct mcp_ioctl_desc - how mcp_ioctl_call() handles one ioctl
+ * @ksize:		sizeof() the argument struct in this build
+ * @size_ver0:		MCP_*_SIZE_VER0 of the argument struct
+ * @handler:		does the work on the kernel copy of the argument
+ * @copy_out_on_enospc:	copy the argument back when @handler returns
+ *			-ENOSPC too (it carries the sizes the caller needs)
+ */
+struct mcp_ioctl_desc {
+	size_t ksize;
+	size_t size_ver0;
+	int (*handler)(struct file *file, void *karg);
+	bool copy_out_on_enospc;
+};
+
+/* Room for the kernel copy of any ioctl argument. */
+union mcp_ioctl_arg {
+	struct mcp_version version;
+	struct mcp_topology topology;
+};
+
+/* mcp_ioctl_call() relies on "size" coming first in every argument. */
+static_assert(offsetof(struct mcp_version, size) == 0);
+static_assert(offsetof(struct mcp_topology, size) == 0);
+static_assert(sizeof(struct mcp_version) >= MCP_VERSION_SIZE_VER0);
+static_assert(sizeof(struct mcp_topology) >= MCP_TOPOLOGY_SIZE_VER0);
+static_assert(sizeof(union mcp_ioctl_arg) <= MCP_ARG_SIZE_MAX);
+
+static int mcp_open(struct inode *inode, struct file *file)
+{
+	int ret;
+
+	ret = nonseekable_open(inode, file);
+	if (ret)
+		return ret;
+
+	mcp_counter_inc(MCP_CTR_OPEN_FILES);
+	return 0;
+}
+
+static int mcp_release(struct inode *inode, struct file *file)
+{
+	mcp_counter_dec(MCP_CTR_OPEN_FILES);
+	return 0;
+}
+
+/**
+ * mcp_ioctl_call() - run one ioctl with an extensible argument struct
+ * @file:	the open /dev/mcp file
+ * @desc:	sizes and handler of the ioctl
+ * @uarg:	the caller's argument struct
+ *
+ * Reads the caller's __u32 size, copies the argument in with
+ * copy_struct_from_user() semantics (shorter is zero-extended, longer must
+ * have an all-zero tail), runs the handler and copies min(size, ksize)
+ * bytes back on success.
+ *
+ * Return: the handler's result, -EFAULT for a bad pointer, -EINVAL for a
+ * size below the first version, -E2BIG for a size above MCP_ARG_SIZE_MAX
+ * or a non-zero tail this build does not know.
+ */
+static long mcp_ioctl_call(struct file *file,
+			   const struct mcp_ioctl_desc *desc,
+			   void __user *uarg)
+{
+	union mcp_ioctl_arg karg;
+	u32 usize;
+	int ret;
+
+	if (get_user(usize, (u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < desc->size_ver0)
+		return -EINVAL;
+	if (usize > MCP_ARG_SIZE_MAX)
+		return -E2BIG;
+
+	ret = copy_struct_from_user(&karg, desc->ksize, uarg, usize);
+	if (ret)
+		return ret;
+	/* The size was read twice; only the first read counts. */
+	memcpy(&karg, &usize, sizeof(usize));
+
+	ret = desc->handler(file, &karg);
+	if (ret == 0 || (ret == -ENOSPC && desc->copy_out_on_enospc)) {
+		if (copy_to_user(uarg, &karg, min_t(size_t, usize, desc->ksize)))
+			return -EFAULT;
+	}
+	return ret;
+}
+
+static int mcp_ioctl_get_version(struct file *file, void *karg)
+{
+	struct mcp_version *ver = karg;
+
+	if (ver->flags)
+		return -EINVAL;
+
+	ver->abi_major = MCP_ABI_MAJOR;
+	ver->abi_minor = MCP_ABI_MINOR;
+	ver->features = MCP_FEATURES;
+	strscpy_pad(ver->module_version, MCP_MODULE_VERSION,
+		    sizeof(ver->module_version));
+	return 0;
+}
+
+static const struct mcp_ioctl_desc mcp_get_version_desc = {
+	.ksize = sizeof(struct mcp_version),
+	.size_ver0 = MCP_VERSION_SIZE_VER0,
+	.handler = mcp_ioctl_get_version,
+};
+
+static const struct mcp_ioctl_desc mcp_get_topology_desc = {
+	.ksize = sizeof(struct mcp_topology),
+	.size_ver0 = MCP_TOPOLOGY_SIZE_VER0,
+	.handler = mcp_ioctl_get_topology,
+	.copy_out_on_enospc = true,
+};
+
+static long mcp_unlocked_ioctl(struct file *file, unsigned int cmd,
+			       unsigned long arg)
+{
+	void __user *uarg = (void __user *)arg;
+	const struct mcp_ioctl_desc *desc;
+	long ret;
+
+	mcp_counter_inc(MCP_CTR_IOCTLS);
+
+	switch (cmd) {
+	case MCP_IOC_GET_VERSION:
+		desc = &mcp_get_version_desc;
+		break;
+	case MCP_IOC_GET_TOPOLOGY:
+		desc = &mcp_get_topology_desc;
+		break;
+	default:
+		desc = NULL;
+		break;
+	}
+
+	ret = desc ? mcp_ioctl_call(file, desc, uarg) : -ENOTTY;
+	if (ret < 0)
+		mcp_counter_inc(MCP_CTR_IOCTL_ERRORS);
+	return ret;
+}
+
+static const struct file_operations mcp_fops = {
+	.owner = THIS_MODULE,
+	.open = mcp_open,
+	.release = mcp_release,
+	.unlocked_ioctl = mcp_unlocked_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+};
+
+static struct miscdevice mcp_miscdev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = MCP_DEVICE_NAME,
+	.fops = &mcp_fops,
+	.groups = mcp_sysfs_groups,
+};
+
+static int __init mcp_init(void)
+{
+	int ret;
+
+	mcp_debugfs_init();
+
+	ret = misc_register(&mcp_miscdev);
+	if (ret) {
+		pr_err("cannot register /dev/%s: %d\n", MCP_DEVICE_NAME, ret);
+		goto err_remove_debugfs;
+	}
+
+	pr_info("version %s, ABI %u.%u\n", MCP_MODULE_VERSION,
+		MCP_ABI_MAJOR, MCP_ABI_MINOR);
+	return 0;
+
+err_remove_debugfs:
+	mcp_debugfs_exit();
+	return ret;
+}
+
+static void __exit mcp_exit(void)
+{
+	misc_deregister(&mcp_miscdev);
+	mcp_debugfs_exit();
+}
+
+module_init(mcp_init);
+module_exit(mcp_exit);
+
+MODULE_DESCRIPTION("MCP (Model Control Protocol) for edge inference hosts");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(MCP_MODULE_VERSION);
