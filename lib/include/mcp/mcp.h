@@ -1,0 +1,233 @@
+/*
+ * libmcp: the stable C API of MCP (Model Control Protocol).
+ *
+ * This header compiles as C (C99 and later) and as C++.  It exposes only
+ * opaque handles and plain integer types; the kernel ABI structs of
+ * <linux/mcp.h> stay inside the library.
+ *
+ * Conventions:
+ *
+ * - Functions that can fail return int: 0 on success, a negative errno
+ *   value on failure (for example -ENOENT when the module is not loaded).
+ *   After a failure, mcp_strerror_last() returns a sentence that tells the
+ *   user what happened and what to do about it.
+ * - Output pointers are written only on success unless documented
+ *   otherwise.
+ * - Nodes of a topology are addressed by index (0 .. mcp_topo_nr_nodes()-1)
+ *   for iteration; distances are looked up by the kernel's node ids, which
+ *   may have holes (e.g. nodes 0 and 2).
+ * - Handles are not thread-safe: use one handle from one thread at a time.
+ *   Different handles may be used concurrently.
+ *
+ * Documentation/libmcp.rst has the long form.
+ */
+#ifndef MCP_MCP_H
+#define MCP_MCP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define MCP_EXPORT __attribute__((visibility("default")))
+#else
+#define MCP_EXPORT
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Feature bits reported by mcp_get_version() (same values as the kernel's). */
+#define MCP_FEATURE_VERSION	(UINT64_C(1) << 0)	/* version query */
+#define MCP_FEATURE_TOPOLOGY	(UINT64_C(1) << 1)	/* topology query */
+
+/* Default device node, used when no path is given and MCP_DEVICE is unset. */
+#define MCP_DEFAULT_DEVICE	"/dev/mcp"
+
+/* Environment variable that overrides the default device path. */
+#define MCP_DEVICE_ENV		"MCP_DEVICE"
+
+/* An open /dev/mcp session.  Opaque. */
+struct mcp_device;
+
+/* A snapshot of the NUMA topology.  Opaque; independent of its device. */
+struct mcp_topo;
+
+/**
+ * mcp_library_version() - version of libmcp, e.g. "0.1.0"
+ *
+ * Return: a static NUL-terminated string.
+ */
+MCP_EXPORT const char *mcp_library_version(void);
+
+/**
+ * mcp_open() - open the MCP device and check its ABI version
+ * @path:	device node to open, or NULL for the default: the value of the
+ *		MCP_DEVICE environment variable if set and non-empty,
+ *		otherwise "/dev/mcp"
+ * @out:	on success, the new handle; release it with mcp_close()
+ *
+ * Opens the device, queries its version and refuses a module that speaks
+ * another major ABI version than this library.
+ *
+ * Return: 0, or -ENOENT (module not loaded), -EACCES (not in group 'mcp'),
+ * -ENOTTY (@path is not an MCP device), -EPROTO (ABI major mismatch),
+ * -EINVAL (@out is NULL), -ENOMEM, or another negative errno.
+ */
+MCP_EXPORT int mcp_open(const char *path, struct mcp_device **out);
+
+/**
+ * mcp_close() - close a handle returned by mcp_open()
+ * @dev:	the handle; NULL is ignored
+ */
+MCP_EXPORT void mcp_close(struct mcp_device *dev);
+
+/**
+ * mcp_device_fd() - the file descriptor behind a handle
+ * @dev:	an open handle
+ *
+ * The descriptor stays owned by @dev (do not close it); it is O_CLOEXEC.
+ *
+ * Return: the descriptor, or -EINVAL if @dev is NULL.
+ */
+MCP_EXPORT int mcp_device_fd(const struct mcp_device *dev);
+
+/**
+ * mcp_get_version() - version of the loaded mcp module
+ * @dev:		an open handle
+ * @abi_major:		out, may be NULL: the module's ABI major version
+ * @abi_minor:		out, may be NULL: the module's ABI minor version
+ * @features:		out, may be NULL: MCP_FEATURE_* bits
+ * @module_version:	out, may be NULL: the module's version string,
+ *			NUL-terminated, truncated to @module_version_len - 1
+ *			characters
+ * @module_version_len:	size of @module_version in bytes
+ *
+ * The version is the one read by mcp_open(); no ioctl is issued.
+ *
+ * Return: 0, or -EINVAL if @dev is NULL.
+ */
+MCP_EXPORT int mcp_get_version(const struct mcp_device *dev,
+			       uint32_t *abi_major, uint32_t *abi_minor,
+			       uint64_t *features, char *module_version,
+			       size_t module_version_len);
+
+/**
+ * mcp_feature_name() - short name of a feature bit
+ * @feature:	one MCP_FEATURE_* bit
+ *
+ * Return: a static string such as "topology", or NULL for an unknown bit.
+ */
+MCP_EXPORT const char *mcp_feature_name(uint64_t feature);
+
+/**
+ * mcp_topo_get() - read the NUMA topology from the module
+ * @dev:	an open handle
+ * @out:	on success, the snapshot; release it with mcp_topo_free()
+ *
+ * Return: 0, or -EOPNOTSUPP (module lacks the topology feature), -EINVAL,
+ * -ENOMEM, -EAGAIN (topology kept changing while being read), or another
+ * negative errno from the kernel.
+ */
+MCP_EXPORT int mcp_topo_get(struct mcp_device *dev, struct mcp_topo **out);
+
+/**
+ * mcp_topo_free() - release a snapshot returned by mcp_topo_get()
+ * @topo:	the snapshot; NULL is ignored
+ */
+MCP_EXPORT void mcp_topo_free(struct mcp_topo *topo);
+
+/**
+ * mcp_topo_nr_nodes() - number of online NUMA nodes in a snapshot
+ * @topo:	a snapshot
+ *
+ * Return: the count (0 if @topo is NULL).
+ */
+MCP_EXPORT unsigned int mcp_topo_nr_nodes(const struct mcp_topo *topo);
+
+/**
+ * mcp_topo_cpus_online() - number of online CPUs in the system
+ * @topo:	a snapshot
+ *
+ * Return: the count (0 if @topo is NULL).
+ */
+MCP_EXPORT unsigned int mcp_topo_cpus_online(const struct mcp_topo *topo);
+
+/**
+ * mcp_topo_nr_cpu_ids() - highest possible CPU id + 1
+ * @topo:	a snapshot
+ *
+ * Return: the kernel's nr_cpu_ids (0 if @topo is NULL).
+ */
+MCP_EXPORT unsigned int mcp_topo_nr_cpu_ids(const struct mcp_topo *topo);
+
+/**
+ * mcp_topo_node_id() - kernel node id of the node at an index
+ * @topo:	a snapshot
+ * @index:	0 .. mcp_topo_nr_nodes() - 1 (nodes are in ascending id order)
+ * @node_id:	out: the node id
+ *
+ * Return: 0, or -EINVAL for a NULL argument or an index out of range.
+ */
+MCP_EXPORT int mcp_topo_node_id(const struct mcp_topo *topo, unsigned int index,
+				unsigned int *node_id);
+
+/**
+ * mcp_topo_node_memory() - memory of the node at an index
+ * @topo:		a snapshot
+ * @index:		node index
+ * @mem_total_bytes:	out, may be NULL: memory managed by the node
+ * @mem_free_bytes:	out, may be NULL: free memory when the snapshot was taken
+ *
+ * Return: 0, or -EINVAL for a NULL @topo or an index out of range.
+ */
+MCP_EXPORT int mcp_topo_node_memory(const struct mcp_topo *topo,
+				    unsigned int index,
+				    uint64_t *mem_total_bytes,
+				    uint64_t *mem_free_bytes);
+
+/**
+ * mcp_topo_node_cpus() - online CPUs of the node at an index
+ * @topo:	a snapshot
+ * @index:	node index
+ * @cpus:	out, may be NULL if @cap is 0: CPU ids in ascending order
+ * @cap:	capacity of @cpus, in entries
+ * @nr_cpus:	out: the number of CPUs of the node (written on success and
+ *		on -ENOSPC)
+ *
+ * Call with @cap 0 to learn the count, then again with a large enough array.
+ *
+ * Return: 0, -ENOSPC if @cap is smaller than the count (nothing is written
+ * to @cpus), or -EINVAL for a NULL @topo or @nr_cpus, or a bad index.
+ */
+MCP_EXPORT int mcp_topo_node_cpus(const struct mcp_topo *topo, unsigned int index,
+				  unsigned int *cpus, size_t cap, size_t *nr_cpus);
+
+/**
+ * mcp_topo_distance() - SLIT distance between two nodes
+ * @topo:	a snapshot
+ * @node_a:	kernel node id (not index)
+ * @node_b:	kernel node id (not index)
+ * @distance:	out: the distance (10 = local)
+ *
+ * Return: 0, or -EINVAL for a NULL argument or a node id not in @topo.
+ */
+MCP_EXPORT int mcp_topo_distance(const struct mcp_topo *topo, unsigned int node_a,
+				 unsigned int node_b, unsigned int *distance);
+
+/**
+ * mcp_strerror_last() - message of the last failed libmcp call on this thread
+ *
+ * The message is a sentence a user can act on, e.g. "the mcp kernel module
+ * is not loaded: run 'sudo modprobe mcp'".  It stays valid until the next
+ * failing libmcp call on the same thread; successful calls do not clear it.
+ *
+ * Return: the message, or "" if no call has failed on this thread.
+ */
+MCP_EXPORT const char *mcp_strerror_last(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MCP_MCP_H */
