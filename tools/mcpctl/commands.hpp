@@ -1,0 +1,53 @@
+// mcpctl's commands: each one registers its CLI11 subcommand, runs it, and
+// keeps its formatting in pure functions over libmcp types (unit-tested).
+#ifndef MCPCTL_COMMANDS_HPP
+#define MCPCTL_COMMANDS_HPP
+
+#include <iosfwd>
+#include <string>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <mcp/mcp.hpp>
+
+namespace mcpctl {
+
+// Options shared by every command.
+struct GlobalOptions {
+	bool json = false;
+};
+
+// Exit codes.
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_failure = 1;
+inline constexpr int exit_usage = 2;
+
+// A registered subcommand and how to run it.
+struct Command {
+	CLI::App *app = nullptr;
+	int (*run)(const GlobalOptions &, std::ostream &out, std::ostream &err) = nullptr;
+};
+
+// ---- version (version.cpp) ----
+Command add_version_command(CLI::App &app);
+const char *tool_version() noexcept;
+// @module is nullptr when the module could not be queried.
+std::string format_version_text(std::string_view tool, std::string_view lib,
+				const mcp::Version *module);
+nlohmann::ordered_json version_json(std::string_view tool, std::string_view lib,
+			    const mcp::Version *module);
+int run_version(const GlobalOptions &opts, std::ostream &out, std::ostream &err);
+
+// ---- info (info.cpp) ----
+Command add_info_command(CLI::App &app);
+// numactl --hardware format, plus a "cpus online" line.
+std::string format_info_text(const mcp::Topology &topo);
+// The schema is documented in Documentation/mcpctl.rst.
+nlohmann::ordered_json info_json(const mcp::Topology &topo);
+int run_info(const GlobalOptions &opts, std::ostream &out, std::ostream &err);
+
+} // namespace mcpctl
+
+#endif // MCPCTL_COMMANDS_HPP
