@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the MCP selftests (run inside the test VM by
+ * tests/vm/run-vm.py): opening /dev/mcp, reading sysfs/debugfs values,
+ * unmapped and read-only memory for -EFAULT tests, module load/unload, and
+ * a main() that can run a single test.
+ *
+ * The kselftest_harness.h of Linux 6.1 has no test filter, so
+ * MCP_TEST_MAIN adds one:
+ *
+ *   mcp_xxx_test -l              list the tests as FIXTURE.NAME
+ *   mcp_xxx_test -t NAME         run only tests named NAME or FIXTURE.NAME
+ *   mcp_xxx_test -f FIXTURE      run only the tests of FIXTURE
+ */
+#ifndef MCP_SELFTEST_H
+#define MCP_SELFTEST_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <linux/mcp.h>
+
+#include "kselftest_harness.h"
+
+#define MCP_DEV_PATH		"/dev/" MCP_DEVICE_NAME
+#define MCP_SYSFS_DIR		"/sys/class/misc/" MCP_DEVICE_NAME
+#define MCP_DEBUGFS_COUNTERS	"/sys/kernel/debug/mcp/counters"
+#define MCP_DEFAULT_MODULE	"/lib/modules/mcp.ko"
+
+/* An ioctl that returns -errno instead of -1/errno, for ASSERT_EQ(). */
+static inline int mcp_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
+}
+
+static inline int mcp_open(void)
+{
+	return open(MCP_DEV_PATH, O_RDWR | O_CLOEXEC);
+}
+
+/* Reads a small file into buf (NUL-terminated); returns length or -errno. */
+static inline ssize_t mcp_read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n, total = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while ((size_t)total < len - 1) {
+		n = read(fd, buf + total, len - 1 - total);
+		if (n < 0) {
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (n == 0)
+			break;
+		total += n;
+	}
+	buf[total] = '\0';
+	close(fd);
+	return total;
+}
+
+/* Reads a file holding one decimal or 0x-hex integer; -1 when unreadable. */
+static inline long long mcp_read_ll(const char *path)
+{
+	char buf[64], *end;
+	long long v;
+
+	if (mcp_read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	errno = 0;
+	v = strtoll(buf, &end, 0);
+	if (errno || end == buf || (*end && *end != '\n'))
+		return -1;
+	return v;
+}
+
+static inline long long mcp_open_fds(void)
+{
+	return mcp_read_ll(MCP_SYSFS_DIR "/open_fds");
+}
+
+/* One line "NAME N" of the debugfs counters file; -1 when missing. */
+static inline long long mcp_counter(const char *name)
+{
+	char buf[4096], *line, *save = NULL;
+	size_t nlen = strlen(name);
+
+	if (mcp_read_file(MCP_DEBUGFS_COUNTERS, buf, sizeof(buf)) <= 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, name, nlen) && line[nlen] == ' ')
+			return strtoll(line + nlen + 1, NULL, 10);
+	}
+	return -1;
+}
+
+/* A page-aligned address with nothing mapped behind it. */
+static inline void *mcp_unmapped_addr(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	void *p = mmap(NULL, 4 * pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return (void *)16;	/* the first page is never mapped */
+	munmap(p, 4 * pg);
+	return (char *)p + pg;
+}
+
+/*
+ * Two pages: the first read-write, the second PROT_NONE.  Returns the start;
+ * an object placed to end at start + page_size() is followed by a hole.
+ */
+static inline void *mcp_guarded_page(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	if (mprotect(p + pg, pg, PROT_NONE)) {
+		munmap(p, 2 * pg);
+		return NULL;
+	}
+	return p;
+}
+
+/* Module control through the raw syscalls (no libkmod in the VM). */
+static inline const char *mcp_module_path(void)
+{
+	const char *p = getenv("MCP_MODULE");
+
+	return p && *p ? p : MCP_DEFAULT_MODULE;
+}
+
+static inline int mcp_module_loaded(void)
+{
+	return access("/sys/module/mcp", F_OK) == 0;
+}
+
+/* finit_module() of the module file; 0 or -errno. */
+static inline int mcp_load_module(void)
+{
+	int fd = open(mcp_module_path(), O_RDONLY | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/* delete_module("mcp", flags); 0 or -errno. */
+static inline int mcp_unload_module(unsigned int flags)
+{
+	return syscall(SYS_delete_module, MCP_DEVICE_NAME, flags) ? -errno : 0;
+}
+
+/* Waits up to ~5 s for path to appear (want=1) or vanish (want=0). */
+static inline int mcp_wait_path(const char *path, int want)
+{
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		if ((access(path, F_OK) == 0) == want)
+			return 0;
+		usleep(10000);
+	}
+	return -ETIMEDOUT;
+}
+
+/* Loads the module if it is not loaded and waits for /dev/mcp. */
+static inline int mcp_ensure_loaded(void)
+{
+	int ret = 0;
+
+	if (!mcp_module_loaded()) {
+		ret = mcp_load_module();
+		if (ret && ret != -EEXIST)
+			return ret;
+	}
+	return mcp_wait_path(MCP_DEV_PATH, 1);
+}
+
+static inline int mcp_filter_matches(const char *filter,
+				     const char *fixture, const char *test)
+{
+	size_t flen = strlen(fixture);
+
+	if (!strcmp(filter, test))
+		return 1;
+	return !strncmp(filter, fixture, flen) && filter[flen] == '.' &&
+	       !strcmp(filter + flen + 1, test);
+}
+
+/* Drops the tests not selected by -t/-f; -l lists and exits. */
+static inline void mcp_select_tests(int argc, char **argv)
+{
+	const char *test = NULL, *fixture = NULL;
+	struct __fixture_metadata *f;
+	struct __test_metadata *t, *next, *kept, **tail;
+	int opt, list = 0, nr = 0;
+
+	while ((opt = getopt(argc, argv, "t:f:lh")) != -1) {
+		switch (opt) {
+		case 't':
+			test = optarg;
+			break;
+		case 'f':
+			fixture = optarg;
+			break;
+		case 'l':
+			list = 1;
+			break;
+		default:
+			fprintf(stderr, "usage: %s [-l] [-t [FIXTURE.]NAME] [-f FIXTURE]\n",
+				argv[0]);
+			exit(opt == 'h' ? 0 : 2);
+		}
+	}
+	for (f = __fixture_list; f; f = f->next) {
+		kept = NULL;
+		tail = &kept;
+		for (t = f->tests; t; t = next) {
+			next = t->next;
+			if (test && !mcp_filter_matches(test, f->name, t->name))
+				continue;
+			if (fixture && strcmp(fixture, f->name))
+				continue;
+			if (list)
+				printf("%s.%s\n", f->name, t->name);
+			*tail = t;
+			tail = &t->next;
+			nr++;
+		}
+		*tail = NULL;
+		f->tests = kept;
+	}
+	if (list)
+		exit(0);
+	if ((test || fixture) && !nr)
+		printf("# no test matches%s%s%s%s\n", test ? " -t " : "",
+		       test ?: "", fixture ? " -f " : "", fixture ?: "");
+}
+
+#define MCP_TEST_MAIN							\
+	int main(int argc, char **argv)					\
+	{								\
+		mcp_select_tests(argc, argv);				\
+		return test_harness_run(argc, argv);			\
+	}
+
+#endif /* MCP_SELFTEST_H */
