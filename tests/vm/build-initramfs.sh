@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Builds the initramfs the MCP test VM boots (tests/vm/run-vm.py calls this;
+# it can also be run by hand).  The image holds:
+#
+#   /bin/busybox + one symlink per applet     (busybox-static)
+#   /init                                     (from tests/vm/init.sh)
+#   /etc/mcp-run.conf                         (mode and filters for /init)
+#   /lib/modules/mcp.ko                       (the module under test)
+#   /opt/mcp/selftests/mcp_*_test             (kselftest-harness binaries)
+#   /opt/mcp/bin/mcpctl, /usr/bin/numactl     (when present on the host)
+#   every shared library those need (found with ldd) and the dynamic loader
+#
+# Usage: build-initramfs.sh -o OUT.cpio.gz [-m mcp.ko] [-s SELFTEST_DIR]
+#                           [-c MCPCTL] [-M MODE] [-t TEST] [-b BINARY]
+#                           [-e EXTRA_FILE]...
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+out="" module="" selftest_dir="" mcpctl="" mode="selftests" test="" binary=""
+extra=()
+
+usage() {
+	sed -n '/^# Usage:/,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+	exit 2
+}
+
+while getopts "o:m:s:c:M:t:b:e:h" opt; do
+	case "$opt" in
+	o) out=$OPTARG ;;
+	m) module=$OPTARG ;;
+	s) selftest_dir=$OPTARG ;;
+	c) mcpctl=$OPTARG ;;
+	M) mode=$OPTARG ;;
+	t) test=$OPTARG ;;
+	b) binary=$OPTARG ;;
+	e) extra+=("$OPTARG") ;;
+	*) usage ;;
+	esac
+done
+[ -n "$out" ] || usage
+
+busybox=$(command -v busybox || true)
+[ -n "$busybox" ] || { echo "build-initramfs: busybox not found (apt install busybox-static)" >&2; exit 1; }
+if ! file -L "$busybox" 2>/dev/null | grep -q 'statically linked'; then
+	# A dynamic busybox works too as long as its libraries are copied.
+	echo "build-initramfs: note: $busybox is not static; copying its libraries" >&2
+fi
+
+root=$(mktemp -d "${TMPDIR:-/tmp}/mcp-initramfs.XXXXXX")
+trap 'rm -rf "$root"' EXIT
+
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,root,lib/modules,opt/mcp/bin,opt/mcp/selftests}
+
+# Copies a file to the same path inside the image (following symlinks).
+copy_abs() {
+	local src=$1 dst
+	dst="$root$src"
+	[ -e "$dst" ] && return 0
+	mkdir -p "$(dirname "$dst")"
+	cp -L "$src" "$dst"
+}
+
+# Copies the shared libraries and the loader an ELF binary needs.
+copy_libs() {
+	local bin=$1 lib
+	# "libx.so => /path (addr)", "/lib64/ld-linux-x86-64.so.2 (addr)"
+	{ ldd "$bin" 2>/dev/null || true; } | awk '
+		$2 == "=>" && $3 ~ /^\// { print $3 }
+		$1 ~ /^\// { print $1 }' | while read -r lib; do
+		copy_abs "$lib"
+	done
+}
+
+cp "$busybox" "$root/bin/busybox"
+copy_libs "$busybox"
+for applet in $("$busybox" --list-full); do
+	[ -e "$root/$applet" ] || ln -s /bin/busybox "$root/$applet"
+done
+
+install -m 0755 "$here/init.sh" "$root/init"
+
+if [ -n "$module" ]; then
+	if [ -f "$module" ]; then
+		cp "$module" "$root/lib/modules/mcp.ko"
+	else
+		echo "build-initramfs: warning: module $module not found; the VM runs without it" >&2
+	fi
+fi
+
+nr_tests=0
+if [ -n "$selftest_dir" ] && [ -d "$selftest_dir" ]; then
+	for t in "$selftest_dir"/mcp_*_test; do
+		[ -x "$t" ] || continue
+		cp "$t" "$root/opt/mcp/selftests/"
+		copy_libs "$t"
+		nr_tests=$((nr_tests + 1))
+	done
+fi
+[ "$nr_tests" -gt 0 ] || echo "build-initramfs: warning: no selftest binaries in '${selftest_dir}'" >&2
+
+if [ -n "$mcpctl" ] && [ -x "$mcpctl" ]; then
+	cp "$mcpctl" "$root/opt/mcp/bin/mcpctl"
+	copy_libs "$mcpctl"
+	# libmcp may live in the build tree (RPATH); ldd found it above.
+fi
+
+numactl=$(command -v numactl || true)
+if [ -n "$numactl" ]; then
+	cp "$numactl" "$root/usr/bin/numactl"
+	copy_libs "$numactl"
+fi
+
+for f in "${extra[@]}"; do
+	cp "$f" "$root/opt/mcp/bin/"
+	copy_libs "$f"
+done
+
+# Settings for /init: plain shell assignments, values single-quoted.
+q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+{
+	echo "MCP_MODE=$(q "$mode")"
+	echo "MCP_TEST=$(q "$test")"
+	echo "MCP_BINARY=$(q "$binary")"
+} > "$root/etc/mcp-run.conf"
+
+mkdir -p "$(dirname "$out")"
+(cd "$root" && find . -print0 | sort -z | cpio --null -o -H newc --quiet) | gzip -1 > "$out.tmp"
+mv "$out.tmp" "$out"
+echo "build-initramfs: $out ($(du -h "$out" | cut -f1), $nr_tests selftest binaries)"

@@ -1,0 +1,118 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of the MCP test VM (packed by tests/vm/build-initramfs.sh).
+#
+# Mounts the pseudo file systems, loads mcp.ko, runs the mode named in
+# /etc/mcp-run.conf and prints every result between markers on the serial
+# console, which tests/vm/run-vm.py parses:
+#
+#   @@MCP-BEGIN <kind> <name>@@ ... @@MCP-END <kind> <name> rc=<N>@@
+#
+# then dumps the kernel log between @@MCP-BEGIN dmesg@@ / @@MCP-END dmesg@@
+# and powers off.  Modes: selftests, demo, crosscheck, all (selftests+demo).
+
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin:/opt/mcp/bin
+export HOME=/root
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tmpfs tmpfs /tmp
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+
+# Show warnings (level <= 4) on the console too, so a WARNING is seen even
+# when a later hang keeps the final dmesg dump from happening.
+echo 5 > /proc/sys/kernel/printk
+
+MCP_MODE=selftests MCP_TEST= MCP_BINARY=
+[ -f /etc/mcp-run.conf ] && . /etc/mcp-run.conf
+
+read -r up _ < /proc/uptime
+echo "@@MCP-BOOTED uptime=${up}s nr_cpus=$(grep -c ^processor /proc/cpuinfo) mode=${MCP_MODE}@@"
+
+begin() { echo "@@MCP-BEGIN $1 $2@@"; }
+end() { echo "@@MCP-END $1 $2 rc=$3@@"; }
+
+# Runs one command, printed before its output, between markers.
+run_cmd() {
+	name=$1
+	shift
+	begin cmd "$name"
+	echo "\$ $*"
+	"$@" 2>&1
+	rc=$?
+	end cmd "$name" "$rc"
+	return $rc
+}
+
+load_module() {
+	if [ ! -f /lib/modules/mcp.ko ]; then
+		echo "MCP: /lib/modules/mcp.ko missing from the initramfs"
+		return 1
+	fi
+	run_cmd insmod insmod /lib/modules/mcp.ko
+}
+
+run_selftests() {
+	for bin in /opt/mcp/selftests/mcp_*_test; do
+		[ -x "$bin" ] || continue
+		name=${bin##*/}
+		if [ -n "$MCP_BINARY" ] && [ "$name" != "$MCP_BINARY" ]; then
+			continue
+		fi
+		set --
+		[ -n "$MCP_TEST" ] && set -- -t "$MCP_TEST"
+		begin selftest "$name"
+		read -r t0 _ < /proc/uptime
+		(cd /tmp && "$bin" "$@") 2>&1
+		rc=$?
+		read -r t1 _ < /proc/uptime
+		echo "# $name: ${t0}s -> ${t1}s"
+		end selftest "$name" "$rc"
+	done
+}
+
+run_demo() {
+	# The demo loads and unloads the module itself.
+	grep -q '^mcp ' /proc/modules && rmmod mcp
+	load_module
+	run_cmd mcpctl-version mcpctl version
+	run_cmd mcpctl-info mcpctl info
+	run_cmd mcpctl-info-json mcpctl info --json
+	run_cmd numactl-hardware numactl --hardware
+	run_cmd rmmod rmmod mcp
+}
+
+run_crosscheck() {
+	grep -q '^mcp ' /proc/modules || load_module
+	run_cmd mcpctl-info-json mcpctl info --json
+	run_cmd numactl-hardware numactl --hardware
+}
+
+load_module
+
+case "$MCP_MODE" in
+selftests)	run_selftests ;;
+demo)		run_demo ;;
+crosscheck)	run_crosscheck ;;
+all)		run_selftests; run_demo ;;
+shell)		setsid cttyhack sh ;;
+*)		echo "MCP: unknown mode '$MCP_MODE'" ;;
+esac
+
+# Anything still holding the module open is gone by now: a module that
+# refuses to unload here leaked a reference.
+if grep -q '^mcp ' /proc/modules; then
+	run_cmd final-rmmod rmmod mcp
+fi
+
+read -r up _ < /proc/uptime
+echo "@@MCP-DONE uptime=${up}s@@"
+begin dmesg kernel
+dmesg
+end dmesg kernel 0
+sync
+poweroff -f

@@ -1,0 +1,417 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Boot the MCP test VM and report its results.
+
+Builds an initramfs (tests/vm/build-initramfs.sh) with mcp.ko, the
+kselftest binaries, mcpctl and numactl, boots Debian's kernel under
+qemu-system-x86_64 (TCG) with the NUMA topology named by --topology,
+captures the whole serial console to build/vm/vm-<topology>-<mode>.log and
+parses it:
+
+  * every TAP line "ok N name" / "not ok N name" of every selftest binary is
+    one test; a binary that dies before printing its whole plan fails;
+  * every command of the demo is one test (exit status 0 passes);
+  * the cross-check (mcpctl info --json against numactl --hardware: nodes,
+    CPUs, distances, memory sizes) is one test;
+  * the kernel-log check is one test: it fails on BUG:, WARNING:, Oops,
+    general protection, refcount_t, list_del corruption, slab corruption,
+    hung tasks;
+  * a VM that does not power off within --timeout is killed and fails.
+
+The last line is "vm-<topology>: N passed, M failed"; the exit status is 0
+only when nothing failed.  See Documentation/testing-vm.rst.
+"""
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+# name -> (nodes: list of (cpus "a-b" or "a", mem MiB), distance matrix)
+TOPOLOGIES = {
+    # 2 nodes x 2 CPUs, 1 GiB each, remote distance 21 (DESIGN.md section 6).
+    "2node": ([("0-1", 1024), ("2-3", 1024)],
+              [[10, 21],
+               [21, 10]]),
+    # 4 nodes x 1 CPU, 512 MiB each, a chain with growing distances so that
+    # every row of the matrix differs (catches transposed/misindexed rows).
+    "4node": ([("0", 512), ("1", 512), ("2", 512), ("3", 512)],
+              [[10, 16, 22, 28],
+               [16, 10, 16, 22],
+               [22, 16, 10, 16],
+               [28, 22, 16, 10]]),
+}
+
+# Kernel log lines that fail the run.
+KERNEL_BAD = [
+    re.compile(p) for p in (
+        r"BUG:", r"WARNING:", r"\bOops\b", r"general protection",
+        r"refcount_t", r"list_del corruption", r"list_add corruption",
+        r"Poison overwritten", r"Redzone", r"Object padding",
+        r"Freepointer corrupt", r"Object already free",
+        r"BUG \S+ \(.*\): ", r"hung_task", r"blocked for more than",
+        r"Kernel panic", r"kernel BUG", r"UBSAN:", r"KASAN:",
+        r"Call Trace:",
+    )
+]
+KERNEL_LINE = re.compile(r"\[\s*\d+\.\d{6}\]")
+TAP_RESULT = re.compile(r"^(not )?ok (\d+) (.*?)(?:\s+#\s*(SKIP|TODO)\b\s*(.*))?$")
+TAP_PLAN = re.compile(r"^1\.\.(\d+)")
+BEGIN = re.compile(r"@@MCP-BEGIN (\S+) (\S+)@@")
+END = re.compile(r"@@MCP-END (\S+) (\S+) rc=(-?\d+)@@")
+
+
+def kernel_version():
+    out = subprocess.run([os.path.join(REPO, "scripts", "vm-kernel-version.sh")],
+                         check=True, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def qemu_command(topology, kernel, initrd, ncpus=4, mem_mib=2048):
+    nodes, dist = TOPOLOGIES[topology]
+    cmd = ["qemu-system-x86_64",
+           "-accel", "tcg,thread=multi", "-cpu", "max",
+           "-m", "%dM" % mem_mib,
+           # One socket per CPU: CPUs of one socket spread over several
+           # nodes make the guest print a topology_sane WARNING.
+           "-smp", "%d,sockets=%d,cores=1,threads=1" % (ncpus, ncpus),
+           "-net", "none", "-nographic", "-no-reboot"]
+    for i, (cpus, mib) in enumerate(nodes):
+        cmd += ["-object", "memory-backend-ram,id=m%d,size=%dM" % (i, mib)]
+    for i, (cpus, mib) in enumerate(nodes):
+        cmd += ["-numa", "node,nodeid=%d,cpus=%s,memdev=m%d" % (i, cpus, i)]
+    # Every ordered pair, so QEMU never has to guess a missing distance.
+    for i in range(len(nodes)):
+        for j in range(len(nodes)):
+            if i != j:
+                cmd += ["-numa", "dist,src=%d,dst=%d,val=%d" % (i, j, dist[i][j])]
+    cmd += ["-device", "edu,dma_mask=0xffffffff",
+            "-kernel", kernel, "-initrd", initrd,
+            "-append", "console=ttyS0 quiet panic=-1 slub_debug=FZPU"]
+    return cmd
+
+
+def expected_topology(topology):
+    nodes, dist = TOPOLOGIES[topology]
+    cpus = []
+    for spec, _ in nodes:
+        a, _, b = spec.partition("-")
+        cpus.append(list(range(int(a), int(b or a) + 1)))
+    return cpus, dist
+
+
+class Results:
+    def __init__(self):
+        self.items = []  # (name, passed, detail)
+
+    def add(self, name, passed, detail=""):
+        self.items.append((name, passed, detail))
+
+    @property
+    def passed(self):
+        return sum(1 for _, p, _ in self.items if p)
+
+    @property
+    def failed(self):
+        return sum(1 for _, p, _ in self.items if not p)
+
+
+def split_blocks(lines):
+    """Returns [(kind, name, rc or None, [lines])] for every marked block."""
+    blocks, cur = [], None
+    for line in lines:
+        m = BEGIN.search(line)
+        if m:
+            if cur:
+                blocks.append(cur)
+            cur = [m.group(1), m.group(2), None, []]
+            continue
+        m = END.search(line)
+        if m and cur and m.group(1) == cur[0] and m.group(2) == cur[1]:
+            cur[2] = int(m.group(3))
+            blocks.append(cur)
+            cur = None
+            continue
+        if cur:
+            cur[3].append(line)
+    if cur:
+        blocks.append(cur)
+    return [tuple(b) for b in blocks]
+
+
+def parse_selftest(res, name, rc, lines):
+    plan, seen, failed = None, 0, 0
+    for line in lines:
+        line = line.rstrip()
+        m = TAP_PLAN.match(line)
+        if m and plan is None:
+            plan = int(m.group(1))
+            continue
+        m = TAP_RESULT.match(line)
+        if not m:
+            continue
+        seen += 1
+        ok = m.group(1) is None
+        directive, reason = m.group(4), m.group(5) or ""
+        tname = "%s:%s" % (name, m.group(3).strip())
+        if directive == "SKIP":
+            res.add(tname, True, "SKIP " + reason)
+        else:
+            res.add(tname, ok)
+            failed += not ok
+    if rc is None:
+        res.add("%s:(exit)" % name, False, "binary did not finish (hang, crash or time-out)")
+    elif plan is None:
+        res.add("%s:(plan)" % name, False, "no TAP plan printed (rc=%d)" % rc)
+    elif seen < plan:
+        res.add("%s:(plan)" % name, False, "%d of %d results printed" % (seen, plan))
+    elif rc not in (0, 4) and failed == 0:
+        res.add("%s:(exit)" % name, False, "exit status %d without a failing test" % rc)
+    return seen
+
+
+def parse_numactl(text):
+    """numactl --hardware -> (cpus per node id, size MiB per node id, distances)."""
+    cpus, size, dist, order = {}, {}, {}, None
+    for line in text.splitlines():
+        m = re.match(r"node (\d+) cpus:(.*)$", line)
+        if m:
+            cpus[int(m.group(1))] = [int(x) for x in m.group(2).split()]
+            continue
+        m = re.match(r"node (\d+) size: (\d+) MB", line)
+        if m:
+            size[int(m.group(1))] = int(m.group(2))
+            continue
+        m = re.match(r"node\s+((?:\d+\s*)+)$", line)
+        if m and "distances" not in line:
+            order = [int(x) for x in m.group(1).split()]
+            continue
+        m = re.match(r"\s*(\d+):\s+((?:\d+\s*)+)$", line)
+        if m and order is not None:
+            dist[int(m.group(1))] = dict(zip(order, (int(x) for x in m.group(2).split())))
+    return cpus, size, dist
+
+
+def crosscheck(json_text, numactl_text, topology):
+    """Returns a list of disagreements (empty when all agree)."""
+    problems = []
+    try:
+        start = json_text.index("{")
+        info = json.loads(json_text[start:json_text.rindex("}") + 1])
+    except (ValueError, json.JSONDecodeError) as e:
+        return ["mcpctl info --json is not JSON: %s" % e]
+    ncpus, nsize, ndist = parse_numactl(numactl_text)
+    if not ncpus:
+        return ["numactl --hardware printed no nodes"]
+    try:
+        jnodes = info["nodes"]
+        jids = [n["id"] for n in jnodes]
+        jcpus = {n["id"]: sorted(n["cpus"]) for n in jnodes}
+        jdist = info["distances"]
+    except (KeyError, TypeError) as e:
+        return ["mcpctl info --json lacks %s" % e]
+    if sorted(jids) != sorted(ncpus):
+        problems.append("nodes: mcpctl %s, numactl %s" % (jids, sorted(ncpus)))
+    for nid in sorted(set(jids) & set(ncpus)):
+        if jcpus[nid] != sorted(ncpus[nid]):
+            problems.append("node %d cpus: mcpctl %s, numactl %s" % (nid, jcpus[nid], ncpus[nid]))
+    if len(jdist) != len(jids) or any(len(r) != len(jids) for r in jdist):
+        problems.append("distances: not a %dx%d matrix: %s" % (len(jids), len(jids), jdist))
+    else:
+        for a, ida in enumerate(jids):
+            for b, idb in enumerate(jids):
+                want = ndist.get(ida, {}).get(idb)
+                if jdist[a][b] != want:
+                    problems.append("distance %d->%d: mcpctl %s, numactl %s"
+                                    % (ida, idb, jdist[a][b], want))
+    for n in jnodes:
+        nid = n["id"]
+        if nid in nsize:
+            mib = n.get("mem_total_bytes", -1) >> 20
+            # numactl prints MemTotal of the node's meminfo, truncated to MiB.
+            if abs(mib - nsize[nid]) > 1:
+                problems.append("node %d size: mcpctl %d MiB, numactl %d MB" % (nid, mib, nsize[nid]))
+            free = n.get("mem_free_bytes", -1)
+            if not 0 < free <= n.get("mem_total_bytes", -1):
+                problems.append("node %d mem_free_bytes %d not in (0, total]" % (nid, free))
+    want_cpus, want_dist = expected_topology(topology)
+    if info.get("cpus_online") != sum(len(c) for c in want_cpus):
+        problems.append("cpus_online %s, VM has %d" % (info.get("cpus_online"),
+                                                       sum(len(c) for c in want_cpus)))
+    if sorted(ncpus) == list(range(len(want_cpus))):
+        if [sorted(ncpus[i]) for i in sorted(ncpus)] != want_cpus:
+            problems.append("numactl cpus differ from the QEMU topology %s" % want_cpus)
+        if [[ndist.get(i, {}).get(j) for j in sorted(ncpus)] for i in sorted(ncpus)] != want_dist:
+            problems.append("numactl distances differ from the QEMU topology %s" % want_dist)
+    else:
+        problems.append("numactl nodes %s differ from the QEMU topology" % sorted(ncpus))
+    return problems
+
+
+def kernel_log_check(lines, blocks):
+    bad = []
+    dmesg = [l for k, _, _, ls in blocks if k == "dmesg" for l in ls]
+    # Console lines printed by the kernel carry a "[ seconds.micro]" stamp;
+    # test output does not, so a test named *WARNING* cannot trip this.
+    candidates = dmesg + [l for l in lines if KERNEL_LINE.search(l)]
+    seen = set()
+    for line in candidates:
+        if any(p.search(line) for p in KERNEL_BAD):
+            key = line.strip()
+            if key not in seen:
+                seen.add(key)
+                bad.append(key)
+    return bad, bool(dmesg)
+
+
+def run_qemu(cmd, log_path, timeout, verbose):
+    """Runs QEMU, tees the console to log_path; returns (lines, timed_out, secs)."""
+    lines = []
+    t0 = time.monotonic()
+    with open(log_path, "w", errors="replace") as log:
+        log.write("# " + " ".join(cmd) + "\n")
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+
+        def reader():
+            for raw in proc.stdout:
+                line = raw.decode("utf-8", "replace").replace("\r", "")
+                lines.append(line.rstrip("\n"))
+                log.write(line)
+                log.flush()
+                if verbose:
+                    sys.stdout.write(line)
+                    sys.stdout.flush()
+
+        th = threading.Thread(target=reader, daemon=True)
+        th.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        th.join(5)
+        secs = time.monotonic() - t0
+        if timed_out:
+            log.write("\n# run-vm: TIME-OUT after %.0f s, QEMU killed\n" % secs)
+    return lines, timed_out, secs, proc.returncode
+
+
+def main():
+    kver = None
+    try:
+        kver = kernel_version()
+    except (subprocess.CalledProcessError, OSError):
+        pass
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--topology", choices=sorted(TOPOLOGIES), default="2node")
+    ap.add_argument("--mode", choices=["selftests", "demo", "crosscheck", "all"],
+                    default="selftests",
+                    help="selftests: every selftest binary; demo: mcpctl/numactl demo "
+                         "plus the cross-check; crosscheck: only the cross-check; all: both")
+    ap.add_argument("--kernel", default="/boot/vmlinuz-%s" % kver if kver else None)
+    ap.add_argument("--module", default=os.path.join(REPO, "kmod", "mcp.ko"))
+    ap.add_argument("--build-dir", default=os.path.join(REPO, "build", "cmake"))
+    ap.add_argument("--selftest-dir", help="default: BUILD_DIR/tests/selftests")
+    ap.add_argument("--mcpctl", help="default: BUILD_DIR/tools/mcpctl/mcpctl")
+    ap.add_argument("--test", help="run only the selftest named NAME (or FIXTURE.NAME)")
+    ap.add_argument("--binary", help="run only this selftest binary (e.g. mcp_version_test)")
+    ap.add_argument("--timeout", type=int, default=300, help="seconds before QEMU is killed")
+    ap.add_argument("--log", help="console log (default build/vm/vm-TOPOLOGY-MODE.log)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="echo the console live")
+    args = ap.parse_args()
+
+    if not args.kernel or not os.path.exists(args.kernel):
+        print("run-vm: kernel %s not found (scripts/install-deps.sh)" % args.kernel, file=sys.stderr)
+        return 2
+    selftest_dir = args.selftest_dir or os.path.join(args.build_dir, "tests", "selftests")
+    mcpctl = args.mcpctl or os.path.join(args.build_dir, "tools", "mcpctl", "mcpctl")
+    vm_dir = os.path.join(REPO, "build", "vm")
+    os.makedirs(vm_dir, exist_ok=True)
+    tag = "%s-%s" % (args.topology, args.mode)
+    initrd = os.path.join(vm_dir, "initramfs-%s.cpio.gz" % tag)
+    log_path = args.log or os.path.join(vm_dir, "vm-%s.log" % tag)
+    if not os.path.exists(args.module):
+        print("run-vm: warning: %s not built (make -C kmod)" % args.module, file=sys.stderr)
+    if args.mode != "selftests" and not os.access(mcpctl, os.X_OK):
+        print("run-vm: warning: %s not built" % mcpctl, file=sys.stderr)
+
+    build = [os.path.join(HERE, "build-initramfs.sh"), "-o", initrd, "-m", args.module,
+             "-s", selftest_dir, "-c", mcpctl, "-M", args.mode,
+             "-t", args.test or "", "-b", args.binary or ""]
+    r = subprocess.run(build, capture_output=True, text=True)
+    sys.stderr.write(r.stderr)
+    if r.returncode:
+        print("run-vm: initramfs build failed", file=sys.stderr)
+        return 2
+
+    cmd = qemu_command(args.topology, args.kernel, initrd)
+    print("run-vm: booting %s (%s), log %s" % (args.topology, args.mode,
+                                                os.path.relpath(log_path, os.getcwd())))
+    lines, timed_out, secs, qrc = run_qemu(cmd, log_path, args.timeout, args.verbose)
+
+    res = Results()
+    blocks = split_blocks(lines)
+    booted = next((l for l in lines if "@@MCP-BOOTED" in l), None)
+    done = next((l for l in lines if "@@MCP-DONE" in l), None)
+    if timed_out:
+        res.add("vm:timeout", False, "no power-off within %d s; QEMU killed" % args.timeout)
+    if not booted:
+        res.add("vm:boot", False, "/init never ran (QEMU rc %s)" % qrc)
+    elif not done:
+        res.add("vm:done", False, "/init did not finish")
+
+    ntap = 0
+    cmds = {}
+    for kind, name, rc, blines in blocks:
+        if kind == "selftest":
+            ntap += parse_selftest(res, name, rc, blines)
+        elif kind == "cmd":
+            cmds[name] = (rc, "\n".join(blines))
+            res.add("cmd:" + name, rc == 0,
+                    "" if rc == 0 else "exit %s: %s" % (rc, " | ".join(blines[-3:])))
+    if args.mode in ("selftests", "all") and booted and ntap == 0:
+        what = ("test %r" % args.test) if args.test else ("binary %r" % args.binary) \
+            if args.binary else "any test"
+        res.add("selftests:none", False, "no TAP result for %s" % what)
+
+    if args.mode in ("demo", "crosscheck", "all") and booted:
+        j, n = cmds.get("mcpctl-info-json"), cmds.get("numactl-hardware")
+        if not j or not n:
+            res.add("crosscheck:mcpctl-vs-numactl", False, "outputs missing")
+        else:
+            problems = crosscheck(j[1], n[1], args.topology)
+            res.add("crosscheck:mcpctl-vs-numactl", not problems, "; ".join(problems))
+
+    bad, had_dmesg = kernel_log_check(lines, blocks)
+    detail = "; ".join(bad[:20])
+    if not had_dmesg:
+        detail = (detail + "; " if detail else "") + "no dmesg dump (console lines only)"
+    res.add("kernel-log", not bad, detail)
+
+    for name, passed, det in res.items:
+        if not passed:
+            print("FAIL %s%s" % (name, ": " + det if det else ""))
+        elif det.startswith("SKIP") or args.verbose:
+            print("%s %s%s" % ("ok  " if not det else "skip", name, "" if not det else ": " + det))
+    m = re.search(r"uptime=([\d.]+)s", booted or "")
+    d = re.search(r"uptime=([\d.]+)s", done or "")
+    print("run-vm: %s: wall %.1f s, guest boot-to-init %s s, init-to-done %s s"
+          % (args.topology, secs, m.group(1) if m else "?",
+             "%.1f" % (float(d.group(1)) - float(m.group(1))) if m and d else "?"))
+    print("vm-%s: %d passed, %d failed" % (args.topology, res.passed, res.failed))
+    return 0 if res.failed == 0 and res.passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
