@@ -138,14 +138,40 @@ static u32 mcp_topology_fill(struct mcp_topology_snapshot *snap)
 	return nr_cpus_online;
 }
 
+/*
+ * Node entries are written with the caller's stride: the fields both sides
+ * know, then zeroes for the rest of a larger caller's entry.
+ */
+static int mcp_topology_copy_nodes(const struct mcp_topology_snapshot *snap,
+				   u64 uptr, u32 stride)
+{
+	size_t known = min_t(size_t, stride, sizeof(*snap->nodes));
+	u8 __user *dst = u64_to_user_ptr(uptr);
+	u32 i;
+
+	if (stride == sizeof(*snap->nodes))
+		return copy_to_user(dst, snap->nodes,
+				    array_size(snap->nr_nodes, stride)) ?
+			-EFAULT : 0;
+
+	for (i = 0; i < snap->nr_nodes; i++, dst += stride) {
+		if (copy_to_user(dst, &snap->nodes[i], known))
+			return -EFAULT;
+		if (stride > known && clear_user(dst + known, stride - known))
+			return -EFAULT;
+	}
+	return 0;
+}
+
 static int mcp_topology_copy_out(const struct mcp_topology_snapshot *snap,
-				 const struct mcp_topology *topo)
+				 const struct mcp_topology *topo, u32 stride)
 {
 	size_t n = snap->nr_nodes;
+	int ret;
 
-	if (copy_to_user(u64_to_user_ptr(topo->nodes_ptr), snap->nodes,
-			 array_size(n, sizeof(*snap->nodes))))
-		return -EFAULT;
+	ret = mcp_topology_copy_nodes(snap, topo->nodes_ptr, stride);
+	if (ret)
+		return ret;
 	if (copy_to_user(u64_to_user_ptr(topo->cpumasks_ptr), snap->cpumasks,
 			 array3_size(n, snap->nr_words,
 				     sizeof(*snap->cpumasks))))
@@ -162,16 +188,20 @@ static int mcp_topology_copy_out(const struct mcp_topology_snapshot *snap,
  * @karg:	kernel copy of the caller's struct mcp_topology
  *
  * Return: 0 with the arrays filled; -ENOSPC with only the out fields set
- * when the caller's capacities are too small; -EINVAL for unknown flags;
- * -ENOMEM; -EFAULT for a bad array pointer.
+ * when the caller's capacities are too small; -EINVAL for unknown flags, a
+ * non-zero reserved field or a bad node entry size; -ENOMEM; -EFAULT for a
+ * bad array pointer.
  */
 int mcp_ioctl_get_topology(struct file *file, void *karg)
 {
 	struct mcp_topology *topo = karg;
 	struct mcp_topology_snapshot snap = { };
+	u32 stride = topo->node_info_size ?: MCP_NODE_INFO_SIZE_VER0;
 	int ret;
 
-	if (topo->flags)
+	if (topo->flags || topo->reserved)
+		return -EINVAL;
+	if (stride < MCP_NODE_INFO_SIZE_VER0 || stride > MCP_ARG_SIZE_MAX)
 		return -EINVAL;
 
 	snap.online = node_states[N_ONLINE];
@@ -193,7 +223,7 @@ int mcp_ioctl_get_topology(struct file *file, void *karg)
 		return ret;
 
 	topo->nr_cpus_online = mcp_topology_fill(&snap);
-	ret = mcp_topology_copy_out(&snap, topo);
+	ret = mcp_topology_copy_out(&snap, topo, stride);
 
 	mcp_topology_free(&snap);
 	return ret;

@@ -42,7 +42,10 @@
 /* ioctl type byte; unused in Linux 6.1's ioctl-number.rst. */
 #define MCP_IOC_MAGIC		0xE6
 
-/* Feature bits reported in mcp_version.features. */
+/*
+ * Feature bits reported in mcp_version.features.  Written as shifts:
+ * BIT_ULL() is not part of the uapi.
+ */
 #define MCP_FEAT_VERSION	(1ULL << 0)	/* MCP_IOC_GET_VERSION */
 #define MCP_FEAT_TOPOLOGY	(1ULL << 1)	/* MCP_IOC_GET_TOPOLOGY */
 
@@ -84,13 +87,16 @@ struct mcp_node_info {
 	__u64 mem_free_bytes;
 };
 
+#define MCP_NODE_INFO_SIZE_VER0	24
+
 /**
  * struct mcp_topology - argument of MCP_IOC_GET_TOPOLOGY
  * @size:		in: sizeof(struct mcp_topology) as the caller knows it
  * @flags:		in: must be 0
  * @nodes_cap:		in: capacity of the caller's arrays, in nodes
  * @cpumask_words:	in: __u64 words the caller gives each node's CPU mask
- * @nodes_ptr:		in: user address of struct mcp_node_info[@nodes_cap]
+ * @nodes_ptr:		in: user address of @nodes_cap entries of
+ *			@node_info_size bytes each (struct mcp_node_info)
  * @cpumasks_ptr:	in: user address of __u64[@nodes_cap * @cpumask_words];
  *			filled as @nr_nodes rows of @nr_cpu_words words (row
  *			stride @nr_cpu_words): bit (c % 64) of word (c / 64)
@@ -105,6 +111,14 @@ struct mcp_node_info {
  *			rounded up)
  * @nr_cpus_online:	out: online CPUs in the system
  * @nr_cpu_ids:		out: highest possible CPU id + 1
+ * @node_info_size:	in: sizeof(struct mcp_node_info) as the caller knows
+ *			it, the stride of @nodes_ptr; 0 means
+ *			MCP_NODE_INFO_SIZE_VER0.  Entries grow at the end like
+ *			argument structs: a caller's larger entry gets a
+ *			zeroed tail, a smaller one the fields that fit.
+ *			Below MCP_NODE_INFO_SIZE_VER0 or above
+ *			MCP_ARG_SIZE_MAX is -EINVAL.
+ * @reserved:		in: must be 0
  *
  * Sized by the caller, not by the ABI: any number of nodes and CPUs fits.
  * When @nodes_cap or @cpumask_words is too small (0 asks for the sizes),
@@ -125,9 +139,11 @@ struct mcp_topology {
 	__u32 nr_cpu_words;
 	__u32 nr_cpus_online;
 	__u32 nr_cpu_ids;
+	__u32 node_info_size;
+	__u32 reserved;
 };
 
-#define MCP_TOPOLOGY_SIZE_VER0	56
+#define MCP_TOPOLOGY_SIZE_VER0	64
 
 /* Largest argument struct the kernel accepts; larger sizes are -E2BIG. */
 #define MCP_ARG_SIZE_MAX	4096
