@@ -7,9 +7,9 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 
-#include <mcp/mcp.h>
-#include <mcp/mcp.hpp>
+#include "internal.hpp"
 
 struct mcp_device {
 	mcp::Device dev;
@@ -64,6 +64,13 @@ const mcp::Node *node_at(const mcp_topo *topo, unsigned int index) noexcept
 }
 
 } // namespace
+
+struct mcp_topo *mcp::detail::make_c_topology(Topology topo)
+{
+	auto handle = std::make_unique<mcp_topo>();
+	handle->topo = std::move(topo);
+	return handle.release();
+}
 
 extern "C" {
 
@@ -136,9 +143,7 @@ int mcp_topo_get(struct mcp_device *dev, struct mcp_topo **out)
 	if (!dev || !out)
 		return fail(EINVAL, "mcp_topo_get: dev or out is NULL");
 	return guard([&] {
-		auto handle = std::make_unique<mcp_topo>();
-		handle->topo = dev->dev.topology();
-		*out = handle.release();
+		*out = mcp::detail::make_c_topology(dev->dev.topology());
 	});
 }
 

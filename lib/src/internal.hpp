@@ -5,6 +5,7 @@
 #define MCP_SRC_INTERNAL_HPP
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -47,10 +48,21 @@ Topology decode_topology(std::span<const struct mcp_node_info> nodes,
 			 std::span<const std::uint32_t> distances,
 			 std::uint32_t cpus_online, std::uint32_t nr_cpu_ids);
 
-// Issues MCP_IOC_GET_TOPOLOGY on @fd: asks for the sizes, allocates and
-// retries while the kernel answers -ENOSPC (at most @max_attempts calls).
-// Throws mcp::Error.
-Topology read_topology(int fd, std::string_view path, int max_attempts = 8);
+// One MCP_IOC_GET_TOPOLOGY call: 0 or a negative errno.  The real one is
+// ioctl(2); tests pass a fake kernel.
+using TopologyIoctl = std::function<int(struct mcp_topology &)>;
+
+// Reads the topology through @call: asks for the sizes, allocates and
+// retries while the kernel answers -ENOSPC (at most @max_attempts calls,
+// then EAGAIN).  @path names the device in messages.  Throws mcp::Error.
+Topology fetch_topology(const TopologyIoctl &call, std::string_view path,
+			int max_attempts = 8);
+
+// fetch_topology() with ioctl(2) on @fd.
+Topology read_topology(int fd, std::string_view path);
+
+// Wraps @topo in a C API handle (for tests of the C accessors).
+struct mcp_topo *make_c_topology(Topology topo);
 
 } // namespace mcp::detail
 

@@ -116,7 +116,8 @@ static std::uint64_t user_ptr(std::vector<T> &v)
 	return v.empty() ? 0 : reinterpret_cast<std::uintptr_t>(v.data());
 }
 
-Topology read_topology(int fd, std::string_view path, int max_attempts)
+Topology fetch_topology(const TopologyIoctl &call, std::string_view path,
+			int max_attempts)
 {
 	std::vector<struct mcp_node_info> nodes;
 	std::vector<std::uint64_t> cpumasks;
@@ -127,13 +128,15 @@ Topology read_topology(int fd, std::string_view path, int max_attempts)
 		struct mcp_topology t {};
 
 		t.size = sizeof(t);
+		t.node_info_size = sizeof(struct mcp_node_info); // stride of nodes_ptr
 		t.nodes_cap = static_cast<std::uint32_t>(nodes.size());
 		t.cpumask_words = words;
 		t.nodes_ptr = user_ptr(nodes);
 		t.cpumasks_ptr = user_ptr(cpumasks);
 		t.distances_ptr = user_ptr(distances);
 
-		if (::ioctl(fd, MCP_IOC_GET_TOPOLOGY, &t) == 0) {
+		int ret = call(t);
+		if (ret == 0) {
 			if (t.nr_nodes > t.nodes_cap || t.nr_cpu_words > t.cpumask_words)
 				throw Error(EPROTO, "the mcp module claims more topology than it was given room for: "
 						    "install matching libmcp and mcp module versions");
@@ -145,7 +148,7 @@ Topology read_topology(int fd, std::string_view path, int max_attempts)
 					       t.nr_cpus_online, t.nr_cpu_ids);
 		}
 
-		int err = errno;
+		int err = -ret;
 		if (err != ENOSPC)
 			throw Error(err, ioctl_error_message(err, path, "MCP_IOC_GET_TOPOLOGY"));
 		if (t.nr_nodes <= t.nodes_cap && t.nr_cpu_words <= t.cpumask_words)
@@ -161,6 +164,15 @@ Topology read_topology(int fd, std::string_view path, int max_attempts)
 		distances.assign(n * n, 0);
 	}
 	throw Error(EAGAIN, "the NUMA topology kept changing while it was read: try again");
+}
+
+Topology read_topology(int fd, std::string_view path)
+{
+	return fetch_topology(
+		[fd](struct mcp_topology &t) {
+			return ::ioctl(fd, MCP_IOC_GET_TOPOLOGY, &t) == 0 ? 0 : -errno;
+		},
+		path);
 }
 
 } // namespace detail
