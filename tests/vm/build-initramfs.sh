@@ -14,11 +14,12 @@
 #
 # Usage: build-initramfs.sh -o OUT.cpio.gz [-m mcp.ko] [-s SELFTEST_DIR]
 #                           [-c MCPCTL] [-M MODE] [-t TEST] [-b BINARY]
-#                           [-e EXTRA_FILE]...
+#                           [-x] [-e EXTRA_FILE]...
+#   -x: also run the mcpctl/numactl cross-check after the selftests
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-out="" module="" selftest_dir="" mcpctl="" mode="selftests" test="" binary=""
+out="" module="" selftest_dir="" mcpctl="" mode="selftests" test="" binary="" crosscheck=0
 extra=()
 
 usage() {
@@ -26,7 +27,7 @@ usage() {
 	exit 2
 }
 
-while getopts "o:m:s:c:M:t:b:e:h" opt; do
+while getopts "o:m:s:c:M:t:b:e:xh" opt; do
 	case "$opt" in
 	o) out=$OPTARG ;;
 	m) module=$OPTARG ;;
@@ -36,6 +37,7 @@ while getopts "o:m:s:c:M:t:b:e:h" opt; do
 	t) test=$OPTARG ;;
 	b) binary=$OPTARG ;;
 	e) extra+=("$OPTARG") ;;
+	x) crosscheck=1 ;;
 	*) usage ;;
 	esac
 done
@@ -123,6 +125,7 @@ q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 	echo "MCP_MODE=$(q "$mode")"
 	echo "MCP_TEST=$(q "$test")"
 	echo "MCP_BINARY=$(q "$binary")"
+	echo "MCP_CROSSCHECK=$crosscheck"
 } > "$root/etc/mcp-run.conf"
 
 mkdir -p "$(dirname "$out")"

@@ -10,7 +10,8 @@
 #   @@MCP-BEGIN <kind> <name>@@ ... @@MCP-END <kind> <name> rc=<N>@@
 #
 # then dumps the kernel log between @@MCP-BEGIN dmesg@@ / @@MCP-END dmesg@@
-# and powers off.  Modes: selftests, demo, crosscheck, all (selftests+demo).
+# and powers off.  Modes: selftests (plus the mcpctl/numactl outputs for the
+# cross-check when MCP_CROSSCHECK=1), demo, crosscheck, all (selftests+demo).
 
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin:/opt/mcp/bin
 export HOME=/root
@@ -27,7 +28,7 @@ mount -t devpts devpts /dev/pts
 # when a later hang keeps the final dmesg dump from happening.
 echo 5 > /proc/sys/kernel/printk
 
-MCP_MODE=selftests MCP_TEST= MCP_BINARY=
+MCP_MODE=selftests MCP_TEST= MCP_BINARY= MCP_CROSSCHECK=0
 [ -f /etc/mcp-run.conf ] && . /etc/mcp-run.conf
 
 read -r up _ < /proc/uptime
@@ -95,7 +96,8 @@ run_crosscheck() {
 load_module
 
 case "$MCP_MODE" in
-selftests)	run_selftests ;;
+selftests)	run_selftests
+		[ "$MCP_CROSSCHECK" = 1 ] && run_crosscheck ;;
 demo)		run_demo ;;
 crosscheck)	run_crosscheck ;;
 all)		run_selftests; run_demo ;;
