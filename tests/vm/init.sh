@@ -28,7 +28,8 @@ mount -t devpts devpts /dev/pts
 # when a later hang keeps the final dmesg dump from happening.
 echo 5 > /proc/sys/kernel/printk
 
-MCP_MODE=selftests MCP_TEST= MCP_BINARY= MCP_CROSSCHECK=0
+MCP_MODE=selftests MCP_TEST='' MCP_BINARY='' MCP_CROSSCHECK=0
+# shellcheck source=/dev/null
 [ -f /etc/mcp-run.conf ] && . /etc/mcp-run.conf
 
 read -r up _ < /proc/uptime

@@ -41,13 +41,15 @@ TOPOLOGIES = {
     "2node": ([("0-1", 1024), ("2-3", 1024)],
               [[10, 21],
                [21, 10]]),
-    # 4 nodes x 1 CPU, 512 MiB each, a chain with growing distances so that
-    # every row of the matrix differs (catches transposed/misindexed rows).
+    # 4 nodes x 1 CPU, 512 MiB each, a chain with growing and asymmetric
+    # distances (i->j != j->i below the diagonal): every row and column
+    # differs, so a transposed or misindexed matrix shows.  Linux 6.1 takes
+    # an asymmetric SLIT without a warning.
     "4node": ([("0", 512), ("1", 512), ("2", 512), ("3", 512)],
               [[10, 16, 22, 28],
-               [16, 10, 16, 22],
-               [22, 16, 10, 16],
-               [28, 22, 16, 10]]),
+               [17, 10, 16, 22],
+               [23, 17, 10, 16],
+               [29, 23, 17, 10]]),
 }
 
 # Kernel log lines that fail the run.
