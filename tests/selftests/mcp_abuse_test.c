@@ -380,6 +380,79 @@ TEST_F_TIMEOUT(abuse, threads_open_close_churn, 120)
 }
 
 /*
+ * Another thread rewrites the argument while the kernel reads it: the size
+ * field (read twice by copy_struct_from_user() users), the tail, the
+ * capacities and the array pointers.  Every call must end in success or
+ * one of the documented errors.
+ */
+struct racer {
+	unsigned char *arg;		/* 4096 bytes */
+	struct mcp_node_info *nodes;	/* room for 64 nodes */
+	__u64 *masks;
+	__u32 *dist;
+	volatile int stop;
+};
+
+static void *arg_scribbler(void *p)
+{
+	struct racer *r = p;
+	struct mcp_topology *t = (void *)r->arg;
+	unsigned int i = 0;
+
+	while (!r->stop) {
+		static const __u32 sizes[] = { 56, 88, 4096, 4097, 0, 64 };
+
+		t->size = sizes[i % ARRAY_SIZE(sizes)];
+		r->arg[100 + (i % 3000)] ^= (i & 4) ? 1 : 0;
+		t->nodes_cap = (i & 8) ? 64 : 0;
+		t->cpumask_words = (i & 16) ? 4 : 1;
+		t->nodes_ptr = (i & 32) ? (uintptr_t)r->nodes : 0;
+		t->distances_ptr = (i & 64) ? (uintptr_t)r->dist : (uintptr_t)r->masks;
+		i++;
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(abuse, argument_rewritten_during_call, 120)
+{
+	static struct mcp_node_info nodes[64];
+	static __u64 masks[64 * 4];
+	static __u32 dist[64 * 64];
+	unsigned char *arg = calloc(1, 4096);
+	struct racer r = { .arg = arg, .nodes = nodes, .masks = masks, .dist = dist };
+	struct mcp_topology *t = (void *)arg;
+	unsigned long ok = 0, errs = 0;
+	pthread_t th;
+
+	ASSERT_NE(NULL, arg);
+	t->size = sizeof(*t);
+	t->cpumasks_ptr = (uintptr_t)masks;
+	ASSERT_EQ(0, pthread_create(&th, NULL, arg_scribbler, &r));
+	for (int i = 0; i < 20000; i++) {
+		unsigned long cmd = (i & 1) ? MCP_IOC_GET_TOPOLOGY : MCP_IOC_GET_VERSION;
+
+		if (ioctl(self->fd, cmd, arg) == 0) {
+			ok++;
+		} else {
+			int e = errno;
+
+			errs++;
+			if (!allowed_errno(e)) {
+				r.stop = 1;
+				pthread_join(th, NULL);
+				ASSERT_TRUE(allowed_errno(e))
+					TH_LOG("call %d: errno %d (%s)", i, e, strerror(e));
+			}
+		}
+	}
+	r.stop = 1;
+	pthread_join(th, NULL);
+	TH_LOG("%lu ok, %lu errors", ok, errs);
+	EXPECT_LT(0, errs);
+	free(arg);
+}
+
+/*
  * After all of the above (run in earlier test processes, all exited), the
  * module has no users left: it unloads, and loads again with fresh counters.
  * A fixture of its own because fixtures run in the order they are declared

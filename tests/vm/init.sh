@@ -27,6 +27,9 @@ mount -t devpts devpts /dev/pts
 # Show warnings (level <= 4) on the console too, so a WARNING is seen even
 # when a later hang keeps the final dmesg dump from happening.
 echo 5 > /proc/sys/kernel/printk
+# Report a task stuck in the kernel after 30 s instead of 120 s, well
+# before run-vm.py's time-out kills the VM.
+echo 30 > /proc/sys/kernel/hung_task_timeout_secs 2>/dev/null
 
 MCP_MODE=selftests MCP_TEST='' MCP_BINARY='' MCP_CROSSCHECK=0
 # shellcheck source=/dev/null
