@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Benchmark: a NUMA topology snapshot through MCP_IOC_GET_TOPOLOGY (what
 // mcpctl info and every libmcp placement decision use) against the baseline
 // every NUMA tool uses today: parsing /sys/devices/system/node the way

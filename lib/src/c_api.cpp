@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The C API: thin wrappers over the C++ core.  No exception crosses this
 // boundary: each entry point catches, records the message for
 // mcp_strerror_last() and returns a negative errno.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // mcp::Device: opening /dev/mcp (or $MCP_DEVICE) and owning the descriptor.
 #include <cerrno>
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // mcp::Error and the sentences libmcp tells its users when something fails.
 #include <cerrno>
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // libmcp internals: the pure functions behind the public API, kept apart
 // from the ioctl calls so that tests/unit can run them on synthetic data.
 // Not installed; hidden from the shared library's symbol table.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // NUMA topology: mcp::Topology, decoding the kernel's arrays, and the
 // size-query/allocate/retry dance of MCP_IOC_GET_TOPOLOGY.
 #include <algorithm>

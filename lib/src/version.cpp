@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Versions: libmcp's own, the module's (MCP_IOC_GET_VERSION) and the ABI
 // compatibility check between the two.
 #include <cerrno>

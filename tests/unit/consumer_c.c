@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A C program linked against the shared libmcp.so: proves mcp.h is clean
  * C (built with -std=c99 -pedantic) and that the exported symbols work.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Shared helpers of the unit tests: running a program and capturing it.
 #include <cerrno>
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Shared helpers of the unit tests.
 #ifndef MCP_TESTS_UNIT_HELPERS_HPP
 #define MCP_TESTS_UNIT_HELPERS_HPP

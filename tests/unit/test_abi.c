@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The kernel ABI, pinned: sizes, offsets, alignment and ioctl numbers of
  * <linux/mcp.h>.  Compiled as C, like the kernel sees it.  A failure here

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The C API, compiled as C: error returns, mcp_strerror_last(), NULL
  * handling.  (Accessors over a real snapshot: test_c_api_topo.cpp.)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The C API's topology accessors over a synthetic snapshot.
 #include <cerrno>
 #include <cstring>

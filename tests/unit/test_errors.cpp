@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // libmcp's errors: the messages users see, their errno values, and the ABI
 // compatibility check.
 #include <cerrno>

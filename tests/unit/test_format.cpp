@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // mcpctl's formatters: info (numactl --hardware text, JSON) and version.
 #include <sstream>
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // mcpctl as users run it: a subprocess, its exit code and output.
 #include <string>
 

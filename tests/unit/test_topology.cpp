@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Decoding MCP_IOC_GET_TOPOLOGY's arrays into mcp::Topology, and the
 // size-query/ENOSPC/retry loop, on synthetic data (no kernel needed).
 #include <cerrno>

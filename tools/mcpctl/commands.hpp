@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // mcpctl's commands: each one registers its CLI11 subcommand, runs it, and
 // keeps its formatting in pure functions over libmcp types (unit-tested).
 #ifndef MCPCTL_COMMANDS_HPP

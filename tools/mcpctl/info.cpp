@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // mcpctl info: the NUMA topology as the mcp module sees it, in the format of
 // `numactl --hardware`.
 #include <ostream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // mcpctl: the command line of MCP.  Parses the global options and
 // dispatches to one subcommand; see Documentation/mcpctl.rst.
 #include <exception>

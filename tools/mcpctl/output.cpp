@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Output helpers shared by mcpctl's commands.
 #include <ostream>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // mcpctl version: versions of mcpctl, libmcp and the loaded mcp module.
 #include <ostream>
 

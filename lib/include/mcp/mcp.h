@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libmcp: the stable C API of MCP (Model Control Protocol).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // libmcp: the C++ API of MCP (Model Control Protocol).
 //
 // Errors are reported by throwing mcp::Error, a std::system_error whose

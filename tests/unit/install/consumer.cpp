@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // An application built against an installed libmcp (C++ API).
 #include <cerrno>
 #include <iostream>
