@@ -15,19 +15,21 @@
 # Usage: build-initramfs.sh -o OUT.cpio.gz [-m mcp.ko] [-s SELFTEST_DIR]
 #                           [-c MCPCTL] [-M MODE] [-t TEST] [-b BINARY]
 #                           [-x] [-e EXTRA_FILE]...
+#   -E NAME=VALUE: export NAME=VALUE to the selftests (repeatable)
 #   -x: also run the mcpctl/numactl cross-check after the selftests
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 out="" module="" selftest_dir="" mcpctl="" mode="selftests" test="" binary="" crosscheck=0
 extra=()
+envs=()
 
 usage() {
 	sed -n '/^# Usage:/,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
 	exit 2
 }
 
-while getopts "o:m:s:c:M:t:b:e:xh" opt; do
+while getopts "o:m:s:c:M:t:b:e:E:xh" opt; do
 	case "$opt" in
 	o) out=$OPTARG ;;
 	m) module=$OPTARG ;;
@@ -38,6 +40,7 @@ while getopts "o:m:s:c:M:t:b:e:xh" opt; do
 	b) binary=$OPTARG ;;
 	e) extra+=("$OPTARG") ;;
 	x) crosscheck=1 ;;
+	E) envs+=("$OPTARG") ;;
 	*) usage ;;
 	esac
 done
@@ -126,6 +129,12 @@ q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 	echo "MCP_TEST=$(q "$test")"
 	echo "MCP_BINARY=$(q "$binary")"
 	echo "MCP_CROSSCHECK=$crosscheck"
+	for kv in "${envs[@]}"; do
+		case "$kv" in
+		[A-Za-z_]*=*) echo "export ${kv%%=*}=$(q "${kv#*=}")" ;;
+		*) echo "build-initramfs: bad -E $kv" >&2; exit 2 ;;
+		esac
+	done
 } > "$root/etc/mcp-run.conf"
 
 mkdir -p "$(dirname "$out")"

@@ -330,6 +330,8 @@ def main():
     ap.add_argument("--mcpctl", help="default: BUILD_DIR/tools/mcpctl/mcpctl")
     ap.add_argument("--test", help="run only the selftest named NAME (or FIXTURE.NAME)")
     ap.add_argument("--binary", help="run only this selftest binary (e.g. mcp_version_test)")
+    ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                    help="environment for the selftests in the VM (e.g. MCP_FUZZ_SEED=7)")
     ap.add_argument("--timeout", type=int, default=180, help="seconds before QEMU is killed")
     ap.add_argument("--log", help="console log (default build/vm/vm-TOPOLOGY-MODE.log)")
     ap.add_argument("-v", "--verbose", action="store_true", help="echo the console live")
@@ -357,6 +359,8 @@ def main():
     # a run filtered to one test or binary does not.
     want_cross = args.mode != "selftests" or (
         not args.test and not args.binary and os.access(mcpctl, os.X_OK))
+    for kv in args.env:
+        build += ["-E", kv]
     if args.mode == "selftests" and want_cross:
         build.append("-x")
     elif args.mode == "selftests" and not args.test and not args.binary:
