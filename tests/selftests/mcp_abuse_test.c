@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * Misuse of /dev/mcp: unknown ioctl numbers, a seeded ioctl fuzzer (random
  * commands, sizes, bytes and pointers), many threads querying at once, and

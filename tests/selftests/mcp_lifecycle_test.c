@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * Lifetime of /dev/mcp and of mcp.ko: sysfs and debugfs counters follow
  * opens, closes and ioctls; open/close churn leaks nothing; an unprivileged

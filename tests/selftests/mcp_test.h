@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Helpers shared by the MCP selftests (run inside the test VM by
  * tests/vm/run-vm.py): opening /dev/mcp, reading sysfs/debugfs values,

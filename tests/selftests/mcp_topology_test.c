@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * MCP_IOC_GET_TOPOLOGY: results compared with /sys/devices/system/node,
  * the -ENOSPC size negotiation (arrays untouched), capacities, flags and

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * MCP_IOC_GET_VERSION: the success path and every kind of bad input
  * (sizes, flags, pointers), following the extensible-struct rules of

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: GPL-2.0-only
 #
 # Builds the initramfs the MCP test VM boots (tests/vm/run-vm.py calls this;
 # it can also be run by hand).  The image holds:

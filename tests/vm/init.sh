@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: GPL-2.0-only
 #
 # /init of the MCP test VM (packed by tests/vm/build-initramfs.sh).
 #

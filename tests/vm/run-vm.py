@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: GPL-2.0-only
 """Boot the MCP test VM and report its results.
 
 Builds an initramfs (tests/vm/build-initramfs.sh) with mcp.ko, the
@@ -65,7 +65,10 @@ KERNEL_BAD = [
     )
 ]
 KERNEL_LINE = re.compile(r"\[\s*\d+\.\d{6}\]")
-TAP_RESULT = re.compile(r"^(not )?ok (\d+) (.*?)(?:\s+#\s*(SKIP|TODO)\b\s*(.*))?$")
+TAP_RESULT = re.compile(r"^(not )?ok (\d+)\s*(.*?)\s*(?:#\s*(SKIP|TODO)\b\s*(.*))?$")
+# "#  RUN           fixture.test ...": names a result the 6.1 harness prints
+# without one ("ok 5 # SKIP reason").
+TAP_RUN = re.compile(r"^#\s+RUN\s+(\S+) \.\.\.")
 TAP_PLAN = re.compile(r"^1\.\.(\d+)")
 BEGIN = re.compile(r"@@MCP-BEGIN (\S+) (\S+)@@")
 END = re.compile(r"@@MCP-END (\S+) (\S+) rc=(-?\d+)@@")
@@ -150,9 +153,13 @@ def split_blocks(lines):
 
 
 def parse_selftest(res, name, rc, lines):
-    plan, seen, failed = None, 0, 0
+    plan, seen, failed, running = None, 0, 0, "?"
     for line in lines:
         line = line.rstrip()
+        m = TAP_RUN.match(line)
+        if m:
+            running = m.group(1)
+            continue
         m = TAP_PLAN.match(line)
         if m and plan is None:
             plan = int(m.group(1))
@@ -163,7 +170,7 @@ def parse_selftest(res, name, rc, lines):
         seen += 1
         ok = m.group(1) is None
         directive, reason = m.group(4), m.group(5) or ""
-        tname = "%s:%s" % (name, m.group(3).strip())
+        tname = "%s:%s" % (name, m.group(3).strip() or running)
         if directive == "SKIP":
             res.add(tname, True, "SKIP " + reason)
         else:
