@@ -364,6 +364,96 @@ TEST_F(topo, flags_einval)
 	}
 }
 
+TEST_F(topo, reserved_einval)
+{
+	static const __u32 vals[] = { 1, 0x80000000u, 0xffffffffu };
+	static struct topo_bufs b;
+
+	for (size_t i = 0; i < ARRAY_SIZE(vals); i++) {
+		struct mcp_topology t;
+
+		fill_pattern(&b);
+		init_topo(&t, &b, self->st.nr_nodes, self->nr_words);
+		t.reserved = vals[i];
+		EXPECT_EQ(-EINVAL, mcp_ioctl(self->fd, MCP_IOC_GET_TOPOLOGY, &t))
+			TH_LOG("reserved 0x%x", vals[i]);
+		EXPECT_TRUE(untouched(&b, sizeof(b)));
+	}
+}
+
+TEST_F(topo, node_info_size_ver0)
+{
+	static struct topo_bufs a, b;
+	struct mcp_topology ta, tb;
+
+	EXPECT_EQ(MCP_NODE_INFO_SIZE_VER0, sizeof(struct mcp_node_info));
+	fill_pattern(&a);
+	fill_pattern(&b);
+	init_topo(&ta, &a, self->st.nr_nodes, self->nr_words);
+	init_topo(&tb, &b, self->st.nr_nodes, self->nr_words);
+	tb.node_info_size = MCP_NODE_INFO_SIZE_VER0;
+	ASSERT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_GET_TOPOLOGY, &ta));
+	ASSERT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_GET_TOPOLOGY, &tb));
+	check_answer(_metadata, self, &tb, &b);
+	/* 0 and 24 mean the same stride (free memory may differ). */
+	for (int i = 0; i < self->st.nr_nodes; i++) {
+		EXPECT_EQ(a.nodes[i].node_id, b.nodes[i].node_id);
+		EXPECT_EQ(a.nodes[i].mem_total_bytes, b.nodes[i].mem_total_bytes);
+	}
+	EXPECT_EQ(MCP_NODE_INFO_SIZE_VER0, tb.node_info_size);
+}
+
+/* A newer caller's bigger entries: known fields, then a zeroed tail. */
+TEST_F(topo, node_info_size_larger_zero_tail)
+{
+	static const __u32 strides[] = { 25, 32, 40, 64, 256 };
+	static unsigned char raw[64 * 256 + 64];
+	static struct topo_bufs b;
+	__u32 n = self->st.nr_nodes;
+
+	for (size_t s = 0; s < ARRAY_SIZE(strides); s++) {
+		__u32 stride = strides[s];
+		struct mcp_topology t;
+
+		fill_pattern(&b);
+		memset(raw, PAT8, sizeof(raw));
+		init_topo(&t, &b, n, self->nr_words);
+		t.node_info_size = stride;
+		t.nodes_ptr = (uintptr_t)raw;
+		ASSERT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_GET_TOPOLOGY, &t)) TH_LOG("stride %u", stride);
+		for (__u32 i = 0; i < n; i++) {
+			unsigned char *e = raw + (size_t)i * stride;
+
+			/* Copy the entry out to an aligned struct for check_answer(). */
+			memcpy(&b.nodes[i], e, sizeof(b.nodes[i]));
+			for (__u32 j = sizeof(struct mcp_node_info); j < stride; j++) {
+				ASSERT_EQ(0, e[j]) TH_LOG("stride %u node %u byte %u", stride, i, j);
+			}
+		}
+		/* Nothing past n entries. */
+		EXPECT_TRUE(untouched(raw + (size_t)n * stride, 64));
+		check_answer(_metadata, self, &t, &b);
+	}
+}
+
+TEST_F(topo, node_info_size_bad_einval)
+{
+	static const __u32 strides[] = { 1, 8, MCP_NODE_INFO_SIZE_VER0 - 1,
+					 MCP_ARG_SIZE_MAX + 1, 0xffffffffu };
+	static struct topo_bufs b;
+
+	for (size_t s = 0; s < ARRAY_SIZE(strides); s++) {
+		struct mcp_topology t;
+
+		fill_pattern(&b);
+		init_topo(&t, &b, self->st.nr_nodes, self->nr_words);
+		t.node_info_size = strides[s];
+		EXPECT_EQ(-EINVAL, mcp_ioctl(self->fd, MCP_IOC_GET_TOPOLOGY, &t))
+			TH_LOG("node_info_size %u", strides[s]);
+		EXPECT_TRUE(untouched(&b, sizeof(b)));
+	}
+}
+
 TEST_F(topo, bad_sizes)
 {
 	static struct topo_bufs b;
