@@ -7,6 +7,7 @@
 #   make install       install module, udev rule, libmcp and mcpctl on this host
 #   make dkms-install  install the module through DKMS for the running kernel
 #   make dkms-check    build the module through DKMS in a private tree
+#   make bench         run the benchmarks of bench/ in the VM (2 and 4 nodes)
 #
 # KVER is the kernel the module is built for; by default the Debian kernel
 # the test VM boots.  `make install` builds for the running kernel instead.
@@ -22,7 +23,8 @@ DESTDIR ?=
 JOBS ?= $(shell nproc)
 
 .PHONY: all deps module userspace check demo install install-module \
-	install-userspace install-udev dkms-install dkms-check static-check unit-test vm-test clean
+	install-userspace install-udev dkms-install dkms-check static-check unit-test \
+	vm-test bench clean
 
 all: module userspace
 
@@ -47,6 +49,10 @@ static-check: module
 
 unit-test: userspace
 	ctest --test-dir $(CMAKE_BUILD) --output-on-failure
+
+bench: all
+	$(TOP)/tests/vm/run-vm.py --topology 2node --mode bench
+	$(TOP)/tests/vm/run-vm.py --topology 4node --mode bench
 
 vm-test: all
 	$(TOP)/tests/vm/run-vm.py --topology 2node --mode selftests

@@ -22,9 +22,11 @@ add_runner_counts() {
 		tally_add 0 1
 		return
 	fi
-	echo "$line"
 	read -r p f < <(sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/' <<<"$line")
 	tally_add "$p" "$f"
+	if [[ $line =~ ([0-9]+)\ skipped ]]; then
+		tally_skipped=$((tally_skipped + BASH_REMATCH[1]))
+	fi
 }
 
 # Criterion prints "Synthesis: Tested: T | Passing: P | Failing: F | Crashing: C".

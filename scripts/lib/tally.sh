@@ -3,6 +3,7 @@
 
 tally_passed=0
 tally_failed=0
+tally_skipped=0
 
 # tally_run NAME CMD...: runs CMD with output to $TALLY_LOG_DIR/NAME.log.
 tally_run() {
@@ -25,12 +26,15 @@ tally_add() {
 	tally_failed=$((tally_failed + $2))
 }
 
-# tally_summary LABEL: prints "LABEL: N passed, N failed" (no label: bare).
+# tally_summary LABEL: prints "LABEL: N passed, N failed[, N skipped]"
+# (no label: bare).
 tally_summary() {
+	local line="$tally_passed passed, $tally_failed failed"
+	[ "$tally_skipped" -eq 0 ] || line+=", $tally_skipped skipped"
 	if [ -n "${1:-}" ]; then
-		echo "$1: $tally_passed passed, $tally_failed failed"
+		echo "$1: $line"
 	else
-		echo "$tally_passed passed, $tally_failed failed"
+		echo "$line"
 	fi
 	[ "$tally_failed" -eq 0 ]
 }

@@ -10,17 +10,19 @@
 #   /lib/modules/mcp.ko                       (the module under test)
 #   /opt/mcp/selftests/mcp_*_test             (kselftest-harness binaries)
 #   /opt/mcp/bin/mcpctl, /usr/bin/numactl     (when present on the host)
+#   /opt/mcp/bench/mcp_*_bench                (with -B BENCH_DIR)
 #   every shared library those need (found with ldd) and the dynamic loader
 #
 # Usage: build-initramfs.sh -o OUT.cpio.gz [-m mcp.ko] [-s SELFTEST_DIR]
 #                           [-c MCPCTL] [-M MODE] [-t TEST] [-b BINARY]
 #                           [-x] [-e EXTRA_FILE]...
 #   -E NAME=VALUE: export NAME=VALUE to the selftests (repeatable)
+#   -B BENCH_DIR: pack the benchmarks mcp_*_bench found there
 #   -x: also run the mcpctl/numactl cross-check after the selftests
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-out="" module="" selftest_dir="" mcpctl="" mode="selftests" test="" binary="" crosscheck=0
+out="" module="" bench_dir="" selftest_dir="" mcpctl="" mode="selftests" test="" binary="" crosscheck=0
 extra=()
 envs=()
 
@@ -29,7 +31,7 @@ usage() {
 	exit 2
 }
 
-while getopts "o:m:s:c:M:t:b:e:E:xh" opt; do
+while getopts "o:m:s:c:M:t:b:e:E:B:xh" opt; do
 	case "$opt" in
 	o) out=$OPTARG ;;
 	m) module=$OPTARG ;;
@@ -41,6 +43,7 @@ while getopts "o:m:s:c:M:t:b:e:E:xh" opt; do
 	e) extra+=("$OPTARG") ;;
 	x) crosscheck=1 ;;
 	E) envs+=("$OPTARG") ;;
+	B) bench_dir=$OPTARG ;;
 	*) usage ;;
 	esac
 done
@@ -109,6 +112,15 @@ if [ -n "$mcpctl" ] && [ -x "$mcpctl" ]; then
 	cp "$mcpctl" "$root/opt/mcp/bin/mcpctl"
 	copy_libs "$mcpctl"
 	# libmcp may live in the build tree (RPATH); ldd found it above.
+fi
+
+if [ -n "$bench_dir" ]; then
+	mkdir -p "$root/opt/mcp/bench"
+	for b in "$bench_dir"/mcp_*_bench; do
+		[ -x "$b" ] || continue
+		cp "$b" "$root/opt/mcp/bench/"
+		copy_libs "$b"
+	done
 fi
 
 numactl=$(command -v numactl || true)

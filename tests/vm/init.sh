@@ -11,7 +11,8 @@
 #
 # then dumps the kernel log between @@MCP-BEGIN dmesg@@ / @@MCP-END dmesg@@
 # and powers off.  Modes: selftests (plus the mcpctl/numactl outputs for the
-# cross-check when MCP_CROSSCHECK=1), demo, crosscheck, all (selftests+demo).
+# cross-check when MCP_CROSSCHECK=1), demo, crosscheck, bench (the
+# benchmarks in /opt/mcp/bench), all (selftests+demo).
 
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin:/opt/mcp/bin
 export HOME=/root
@@ -91,6 +92,15 @@ run_demo() {
 	run_cmd rmmod rmmod mcp
 }
 
+run_bench() {
+	for bin in /opt/mcp/bench/mcp_*_bench; do
+		[ -x "$bin" ] || continue
+		begin bench "${bin##*/}"
+		"$bin" 2>&1
+		end bench "${bin##*/}" "$?"
+	done
+}
+
 run_crosscheck() {
 	grep -q '^mcp ' /proc/modules || load_module
 	run_cmd mcpctl-info-json mcpctl info --json
@@ -104,6 +114,7 @@ selftests)	run_selftests
 		[ "$MCP_CROSSCHECK" = 1 ] && run_crosscheck ;;
 demo)		run_demo ;;
 crosscheck)	run_crosscheck ;;
+bench)		run_bench ;;
 all)		run_selftests; run_demo ;;
 shell)		setsid cttyhack sh ;;
 *)		echo "MCP: unknown mode '$MCP_MODE'" ;;

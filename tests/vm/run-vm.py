@@ -122,11 +122,15 @@ class Results:
 
     @property
     def passed(self):
-        return sum(1 for _, p, _ in self.items if p)
+        return sum(1 for _, p, d in self.items if p and not d.startswith("SKIP"))
 
     @property
     def failed(self):
         return sum(1 for _, p, _ in self.items if not p)
+
+    @property
+    def skipped(self):
+        return sum(1 for _, p, d in self.items if p and d.startswith("SKIP"))
 
 
 def split_blocks(lines):
@@ -324,17 +328,19 @@ def main():
         pass
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--topology", choices=sorted(TOPOLOGIES), default="2node")
-    ap.add_argument("--mode", choices=["selftests", "demo", "crosscheck", "all"],
+    ap.add_argument("--mode", choices=["selftests", "demo", "crosscheck", "bench", "all"],
                     default="selftests",
                     help="selftests: every selftest binary (and the cross-check when "
                          "mcpctl is built and no filter is given); demo: mcpctl/numactl "
                          "demo plus the cross-check; crosscheck: only the cross-check; "
+                         "bench: the benchmarks of bench/ (results also in build/vm/bench-TOPOLOGY.txt); "
                          "all: selftests and demo")
     ap.add_argument("--kernel", default="/boot/vmlinuz-%s" % kver if kver else None)
     ap.add_argument("--module", default=os.path.join(REPO, "kmod", "mcp.ko"))
     ap.add_argument("--build-dir", default=os.path.join(REPO, "build", "cmake"))
     ap.add_argument("--selftest-dir", help="default: BUILD_DIR/tests/selftests")
     ap.add_argument("--mcpctl", help="default: BUILD_DIR/tools/mcpctl/mcpctl")
+    ap.add_argument("--bench-dir", help="default: BUILD_DIR/bench")
     ap.add_argument("--test", help="run only the selftest named NAME (or FIXTURE.NAME)")
     ap.add_argument("--binary", help="run only this selftest binary (e.g. mcp_version_test)")
     ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
@@ -349,6 +355,7 @@ def main():
         return 2
     selftest_dir = args.selftest_dir or os.path.join(args.build_dir, "tests", "selftests")
     mcpctl = args.mcpctl or os.path.join(args.build_dir, "tools", "mcpctl", "mcpctl")
+    bench_dir = args.bench_dir or os.path.join(args.build_dir, "bench")
     vm_dir = os.path.join(REPO, "build", "vm")
     os.makedirs(vm_dir, exist_ok=True)
     tag = "%s-%s" % (args.topology, args.mode)
@@ -362,10 +369,13 @@ def main():
     build = [os.path.join(HERE, "build-initramfs.sh"), "-o", initrd, "-m", args.module,
              "-s", selftest_dir, "-c", mcpctl, "-M", args.mode,
              "-t", args.test or "", "-b", args.binary or ""]
+    if args.mode == "bench":
+        build += ["-B", bench_dir]
     # A plain selftests run includes the cross-check when mcpctl is built;
     # a run filtered to one test or binary does not.
-    want_cross = args.mode != "selftests" or (
-        not args.test and not args.binary and os.access(mcpctl, os.X_OK))
+    want_cross = args.mode in ("demo", "crosscheck", "all") or (
+        args.mode == "selftests" and not args.test and not args.binary
+        and os.access(mcpctl, os.X_OK))
     for kv in args.env:
         build += ["-E", kv]
     if args.mode == "selftests" and want_cross:
@@ -396,9 +406,13 @@ def main():
 
     ntap = 0
     cmds = {}
+    bench_out = []
     for kind, name, rc, blines in blocks:
         if kind == "selftest":
             ntap += parse_selftest(res, name, rc, blines)
+        elif kind == "bench":
+            res.add("bench:" + name, rc == 0, "" if rc == 0 else "exit %s" % rc)
+            bench_out.append("\n".join(blines))
         elif kind == "cmd":
             cmds[name] = (rc, "\n".join(blines))
             res.add("cmd:" + name, rc == 0,
@@ -416,6 +430,14 @@ def main():
             problems = crosscheck(j[1], n[1], args.topology)
             res.add("crosscheck:mcpctl-vs-numactl", not problems, "; ".join(problems))
 
+    if args.mode == "bench":
+        if not bench_out:
+            res.add("bench:none", False, "no benchmark ran")
+        text = "\n".join(bench_out) + "\n"
+        sys.stdout.write(text)
+        with open(os.path.join(vm_dir, "bench-%s.txt" % args.topology), "w") as f:
+            f.write(text)
+
     bad, had_dmesg = kernel_log_check(lines, blocks)
     detail = "; ".join(bad[:20])
     if not had_dmesg:
@@ -432,7 +454,8 @@ def main():
     print("run-vm: %s: wall %.1f s, guest boot-to-init %s s, init-to-done %s s"
           % (args.topology, secs, m.group(1) if m else "?",
              "%.1f" % (float(d.group(1)) - float(m.group(1))) if m and d else "?"))
-    print("vm-%s: %d passed, %d failed" % (args.topology, res.passed, res.failed))
+    print("vm-%s: %d passed, %d failed, %d skipped"
+          % (args.topology, res.passed, res.failed, res.skipped))
     return 0 if res.failed == 0 and res.passed > 0 else 1
 
 
