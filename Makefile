@@ -41,8 +41,12 @@ userspace:
 check: deps
 	$(TOP)/scripts/check.sh
 
-demo: deps all
-	$(TOP)/tests/vm/run-vm.py --topology 2node --mode demo
+demo: deps
+	@echo "==> building mcp.ko for $(KVER), libmcp and mcpctl"
+	@$(MAKE) -s --no-print-directory all >$(BUILD)/demo-build.log 2>&1 || \
+		{ tail -n 30 $(BUILD)/demo-build.log; exit 1; }
+	@echo "==> booting the edge-host VM: 2 NUMA nodes x 2 CPUs, distance 21 (QEMU TCG)"
+	@$(TOP)/tests/vm/run-vm.py --topology 2node --mode demo
 
 static-check: module
 	$(TOP)/scripts/static-checks.sh

@@ -89,6 +89,9 @@ run_demo() {
 	run_cmd mcpctl-info mcpctl info
 	run_cmd mcpctl-info-json mcpctl info --json
 	run_cmd numactl-hardware numactl --hardware
+	run_cmd sysfs grep . /sys/class/misc/mcp/abi_version \
+		/sys/class/misc/mcp/features /sys/class/misc/mcp/open_fds
+	run_cmd counters cat /sys/kernel/debug/mcp/counters
 	run_cmd rmmod rmmod mcp
 }
 
@@ -107,7 +110,8 @@ run_crosscheck() {
 	run_cmd numactl-hardware numactl --hardware
 }
 
-load_module
+# The demo shows the load itself.
+[ "$MCP_MODE" = demo ] || load_module
 
 case "$MCP_MODE" in
 selftests)	run_selftests

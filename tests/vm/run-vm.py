@@ -444,6 +444,15 @@ def main():
         detail = (detail + "; " if detail else "") + "no dmesg dump (console lines only)"
     res.add("kernel-log", not bad, detail)
 
+    if args.mode in ("demo", "all"):
+        # The demo is for people: show each command and its output as the
+        # VM printed them.
+        for kind, name, rc, blines in blocks:
+            if kind == "cmd":
+                print("\n".join(l.rstrip() for l in blines))
+                print()
+        print("kernel log: %s" % ("clean" if not bad else "NOT clean: " + detail))
+
     for name, passed, det in res.items:
         if not passed:
             print("FAIL %s%s" % (name, ": " + det if det else ""))
