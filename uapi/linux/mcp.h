@@ -125,7 +125,8 @@ struct mcp_node_info {
  * the call fails with -ENOSPC and still writes back the four out fields,
  * so the caller can allocate and retry (a node may come online between
  * the two calls: retry on -ENOSPC again).  Nothing is written through the
- * pointers unless the capacities suffice; a bad pointer is -EFAULT.
+ * pointers unless the capacities suffice; a bad pointer is -EFAULT, and
+ * then the arrays before it may already be written.
  */
 struct mcp_topology {
 	__u32 size;
