@@ -16,6 +16,7 @@
 #include <linux/atomic.h>
 #include <linux/device.h>
 #include <linux/fs.h>
+#include <linux/sched.h>
 #include <linux/types.h>
 
 #include <linux/mcp.h>
@@ -55,6 +56,46 @@ static inline s64 mcp_counter_read(enum mcp_counter ctr)
 
 /* mcp_topology.c */
 int mcp_ioctl_get_topology(struct file *file, void *karg);
+
+/*
+ * mcp_place.c: MCP_IOC_PLACE / MCP_IOC_UNPLACE, per-task placement state,
+ * idle sampling and the rebalancer.  mcp_place_attr_group is the
+ * "placement" directory of knobs in /sys/class/misc/mcp/.
+ */
+int mcp_ioctl_place(struct file *file, void *karg);
+int mcp_ioctl_unplace(struct file *file, void *karg);
+int mcp_place_init(void);
+void mcp_place_exit(void);
+extern const struct attribute_group mcp_place_attr_group;
+
+/**
+ * struct mcp_place_event - one applied placement decision, for listeners
+ * @pid:		thread id of the task
+ * @comm:		its comm
+ * @from_node:		node before, -1 unknown
+ * @to_node:		node after, -1 none
+ * @reason:		enum mcp_place_reason
+ * @origin:		enum mcp_place_origin
+ * @timestamp_ns:	ktime_get_ns() when it was applied
+ */
+struct mcp_place_event {
+	pid_t pid;
+	char comm[TASK_COMM_LEN];
+	int from_node;
+	int to_node;
+	u32 reason;
+	u32 origin;
+	u64 timestamp_ns;
+};
+
+/*
+ * mcp_netlink.c: the generic netlink family "mcp" and its "events"
+ * multicast group.  mcp_netlink_place_event() may sleep: call it from
+ * process context without spinlocks held; it is a no-op without listeners.
+ */
+int mcp_netlink_init(void);
+void mcp_netlink_exit(void);
+void mcp_netlink_place_event(const struct mcp_place_event *ev);
 
 /* mcp_sysfs.c: attribute groups of the misc device */
 extern const struct attribute_group *mcp_sysfs_groups[];

@@ -48,6 +48,8 @@
  */
 #define MCP_FEAT_VERSION	(1ULL << 0)	/* MCP_IOC_GET_VERSION */
 #define MCP_FEAT_TOPOLOGY	(1ULL << 1)	/* MCP_IOC_GET_TOPOLOGY */
+#define MCP_FEAT_PLACE		(1ULL << 2)	/* MCP_IOC_PLACE, MCP_IOC_UNPLACE */
+#define MCP_FEAT_EVENTS		(1ULL << 3)	/* generic netlink family "mcp" */
 
 /* Length of mcp_version.module_version, including the terminating NUL. */
 #define MCP_MODULE_VERSION_LEN	64
@@ -146,10 +148,168 @@ struct mcp_topology {
 
 #define MCP_TOPOLOGY_SIZE_VER0	64
 
+/*
+ * NUMA-aware task placement (MCP_IOC_PLACE, MCP_IOC_UNPLACE).
+ *
+ * The module picks a node for a task: its memory home node when that node
+ * has at least min_idle_cpus idle CPUs, else the nearest node (SLIT
+ * distance) that has, else it leaves the task where it is.  It then narrows
+ * the task's affinity to that node's CPUs intersected with the affinity the
+ * task had when MCP first placed it; MCP never widens an affinity.
+ * Permissions are those of sched_setaffinity(2).  Knobs live in
+ * /sys/class/misc/mcp/placement/ (Documentation/ABI/testing/
+ * sysfs-class-misc-mcp).
+ */
+
+/* mcp_place.flags */
+#define MCP_PLACE_DRY_RUN	(1U << 0)	/* decide, do not apply */
+#define MCP_PLACE_FORCE		(1U << 1)	/* ignore stickiness */
+#define MCP_PLACE_KEEP		(1U << 2)	/* the rebalancer re-evaluates the task */
+#define MCP_PLACE_STRICT	(1U << 3)	/* no node qualifies: -EAGAIN, not "unchanged" */
+#define MCP_PLACE_NODE		(1U << 4)	/* place on mcp_place.node, no decision */
+#define MCP_PLACE_FLAGS_ALL	(MCP_PLACE_DRY_RUN | MCP_PLACE_FORCE | \
+				 MCP_PLACE_KEEP | MCP_PLACE_STRICT | \
+				 MCP_PLACE_NODE)
+
+/* mcp_place.reason: why the task is where it is after the call. */
+enum mcp_place_reason {
+	MCP_PLACE_REASON_NONE = 0,
+	MCP_PLACE_REASON_MEMORY_LOCAL = 1,	/* on its memory home node */
+	MCP_PLACE_REASON_NEAREST = 2,		/* home busy: nearest node with idle CPUs */
+	MCP_PLACE_REASON_STICKY = 3,		/* placed less than stickiness_ms ago */
+	MCP_PLACE_REASON_UNCHANGED = 4,		/* no node qualified: left as it was */
+	MCP_PLACE_REASON_FORCED = 5,		/* the caller named the node */
+};
+
+/* mcp_place.home_source: where the memory home node came from. */
+enum mcp_place_home_source {
+	MCP_PLACE_HOME_NONE = 0,
+	MCP_PLACE_HOME_HISTOGRAM = 1,	/* the caller's page histogram */
+	MCP_PLACE_HOME_NUMA_FAULTS = 2,	/* the kernel's NUMA-balancing faults */
+	MCP_PLACE_HOME_LAST_CPU = 3,	/* the node of the CPU it last ran on */
+};
+
+/**
+ * struct mcp_place - argument of MCP_IOC_PLACE
+ * @size:		in: sizeof(struct mcp_place) as the caller knows it
+ * @flags:		in: MCP_PLACE_*
+ * @pid:		in: target task (thread id); 0 = the calling thread
+ * @node:		in: with MCP_PLACE_NODE, the node to place on; else 0
+ * @histogram_ptr:	in: user address of __u64[@histogram_nodes], resident
+ *			pages of the task per node id (libmcp samples them with
+ *			move_pages(2)); 0 = let the module find the home node
+ * @histogram_nodes:	in: entries at @histogram_ptr (at most
+ *			MCP_PLACE_HISTOGRAM_MAX)
+ * @mask_words:		in: __u64 words at @mask_ptr
+ * @mask_ptr:		in: user address for the CPU mask applied (or that
+ *			would be, with MCP_PLACE_DRY_RUN); 0 = not wanted.
+ *			Bit (c % 64) of word (c / 64) is CPU c.  Too few
+ *			words is -ENOSPC with @nr_cpu_words set, and nothing
+ *			applied.
+ * @idle_ptr:		in: user address of __u32[@idle_nodes]: idle CPUs
+ *			the module saw per node id; 0 = not wanted
+ * @idle_nodes:		in: entries at @idle_ptr; nodes beyond are not
+ *			reported
+ * @node_chosen:	out: node the task is placed on, -1 for none
+ * @prev_node:		out: the node of the CPU the task last ran on
+ * @home_node:		out: the memory home node, -1 if unknown
+ * @reason:		out: enum mcp_place_reason
+ * @home_source:	out: enum mcp_place_home_source
+ * @nr_cpu_words:	out: @mask_words needed
+ * @nr_node_ids:	out: node ids in the system (size for @idle_nodes
+ *			and @histogram_nodes)
+ * @reserved:		in: must be 0
+ */
+struct mcp_place {
+	__u32 size;
+	__u32 flags;
+	__s32 pid;
+	__u32 node;
+	__u64 histogram_ptr;
+	__u32 histogram_nodes;
+	__u32 mask_words;
+	__u64 mask_ptr;
+	__u64 idle_ptr;
+	__u32 idle_nodes;
+	__s32 node_chosen;
+	__s32 prev_node;
+	__s32 home_node;
+	__u32 reason;
+	__u32 home_source;
+	__u32 nr_cpu_words;
+	__u32 nr_node_ids;
+	__u64 reserved;
+};
+
+#define MCP_PLACE_SIZE_VER0		88
+#define MCP_PLACE_HISTOGRAM_MAX		4096
+
+/**
+ * struct mcp_unplace - argument of MCP_IOC_UNPLACE: give the task back the
+ *			affinity it had before MCP first placed it and forget it
+ * @size:	in: sizeof(struct mcp_unplace)
+ * @flags:	in: must be 0
+ * @pid:	in: target task; 0 = the calling thread
+ * @reserved:	in: must be 0
+ *
+ * A task MCP never placed is -ENOENT.
+ */
+struct mcp_unplace {
+	__u32 size;
+	__u32 flags;
+	__s32 pid;
+	__u32 reserved;
+};
+
+#define MCP_UNPLACE_SIZE_VER0	16
+
+/*
+ * Events: generic netlink family MCP_GENL_NAME, multicast group
+ * MCP_GENL_EVENTS_GROUP.  Every placement decision that moves or keeps a
+ * task (by MCP_IOC_PLACE without MCP_PLACE_DRY_RUN, or by the rebalancer)
+ * is sent as an MCP_CMD_EVENT_PLACE message.  Later features add commands
+ * and attributes here; listeners ignore what they do not know.
+ */
+#define MCP_GENL_NAME		"mcp"
+#define MCP_GENL_VERSION	1
+#define MCP_GENL_EVENTS_GROUP	"events"
+
+enum mcp_genl_cmd {
+	MCP_CMD_UNSPEC,
+	MCP_CMD_EVENT_PLACE,	/* a placement decision was applied */
+	__MCP_CMD_MAX,
+};
+
+#define MCP_CMD_MAX (__MCP_CMD_MAX - 1)
+
+/* enum mcp_place_origin: who made a placement decision. */
+enum mcp_place_origin {
+	MCP_PLACE_ORIGIN_IOCTL = 1,
+	MCP_PLACE_ORIGIN_REBALANCER = 2,
+	MCP_PLACE_ORIGIN_UNPLACE = 3,
+};
+
+enum mcp_genl_attr {
+	MCP_ATTR_UNSPEC,
+	MCP_ATTR_PID,		/* u32: thread id */
+	MCP_ATTR_COMM,		/* string: task comm */
+	MCP_ATTR_FROM_NODE,	/* s32: node before, -1 unknown */
+	MCP_ATTR_TO_NODE,	/* s32: node after, -1 none */
+	MCP_ATTR_REASON,	/* u32: enum mcp_place_reason */
+	MCP_ATTR_ORIGIN,	/* u32: enum mcp_place_origin */
+	MCP_ATTR_TIMESTAMP_NS,	/* u64: CLOCK_MONOTONIC, ns */
+	MCP_ATTR_PAD,
+	__MCP_ATTR_MAX,
+};
+
+#define MCP_ATTR_MAX (__MCP_ATTR_MAX - 1)
+
 /* Largest argument struct the kernel accepts; larger sizes are -E2BIG. */
 #define MCP_ARG_SIZE_MAX	4096
 
 #define MCP_IOC_GET_VERSION	_IOWR(MCP_IOC_MAGIC, 0x00, struct mcp_version)
 #define MCP_IOC_GET_TOPOLOGY	_IOWR(MCP_IOC_MAGIC, 0x01, struct mcp_topology)
+#define MCP_IOC_PLACE		_IOWR(MCP_IOC_MAGIC, 0x02, struct mcp_place)
+#define MCP_IOC_UNPLACE		_IOW(MCP_IOC_MAGIC, 0x03, struct mcp_unplace)
 
 #endif /* _UAPI_LINUX_MCP_H */
