@@ -20,6 +20,9 @@ static const char * const mcp_counter_names[] = {
 	[MCP_CTR_OPEN_FILES] = "open_files",
 	[MCP_CTR_IOCTLS] = "ioctls",
 	[MCP_CTR_IOCTL_ERRORS] = "ioctl_errors",
+	[MCP_CTR_EVENTS_SENT] = "events_sent",
+	[MCP_CTR_EVENTS_UNHEARD] = "events_unheard",
+	[MCP_CTR_EVENTS_DROPPED] = "events_dropped",
 };
 
 static_assert(ARRAY_SIZE(mcp_counter_names) == MCP_NR_COUNTERS);

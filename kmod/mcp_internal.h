@@ -24,7 +24,8 @@
 #include "mcp_compat.h"
 
 /* MCP_FEAT_* bits this build implements. */
-#define MCP_FEATURES		(MCP_FEAT_VERSION | MCP_FEAT_TOPOLOGY)
+#define MCP_FEATURES		(MCP_FEAT_VERSION | MCP_FEAT_TOPOLOGY | \
+				 MCP_FEAT_EVENTS)
 
 /*
  * Counters shown in /sys/kernel/debug/mcp/counters.  To add one, add an
@@ -34,6 +35,9 @@ enum mcp_counter {
 	MCP_CTR_OPEN_FILES,	/* currently open /dev/mcp files */
 	MCP_CTR_IOCTLS,		/* ioctl calls since load */
 	MCP_CTR_IOCTL_ERRORS,	/* ioctl calls that returned an error */
+	MCP_CTR_EVENTS_SENT,	/* netlink events delivered to the group */
+	MCP_CTR_EVENTS_UNHEARD,	/* netlink events nobody listened to */
+	MCP_CTR_EVENTS_DROPPED,	/* netlink events lost: no memory, full buffers */
 	MCP_NR_COUNTERS
 };
 

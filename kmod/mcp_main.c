@@ -192,16 +192,25 @@ static int __init mcp_init(void)
 
 	mcp_debugfs_init();
 
+	ret = mcp_netlink_init();
+	if (ret) {
+		pr_err("cannot register generic netlink family %s: %d\n",
+		       MCP_GENL_NAME, ret);
+		goto err_remove_debugfs;
+	}
+
 	ret = misc_register(&mcp_miscdev);
 	if (ret) {
 		pr_err("cannot register /dev/%s: %d\n", MCP_DEVICE_NAME, ret);
-		goto err_remove_debugfs;
+		goto err_netlink_exit;
 	}
 
 	pr_info("version %s, ABI %u.%u\n", MCP_MODULE_VERSION,
 		MCP_ABI_MAJOR, MCP_ABI_MINOR);
 	return 0;
 
+err_netlink_exit:
+	mcp_netlink_exit();
 err_remove_debugfs:
 	mcp_debugfs_exit();
 	return ret;
@@ -210,6 +219,7 @@ err_remove_debugfs:
 static void __exit mcp_exit(void)
 {
 	misc_deregister(&mcp_miscdev);
+	mcp_netlink_exit();
 	mcp_debugfs_exit();
 }
 
