@@ -80,10 +80,11 @@ def kernel_version():
     return out.stdout.strip()
 
 
-def qemu_command(topology, kernel, initrd, ncpus=4, mem_mib=2048):
+def qemu_command(topology, kernel, initrd, ncpus=4, mem_mib=2048,
+                 tcg_thread="multi", cpu="max"):
     nodes, dist = TOPOLOGIES[topology]
     cmd = ["qemu-system-x86_64",
-           "-accel", "tcg,thread=multi", "-cpu", "max",
+           "-accel", "tcg,thread=%s" % tcg_thread, "-cpu", cpu,
            "-m", "%dM" % mem_mib,
            # One socket per CPU: CPUs of one socket spread over several
            # nodes make the guest print a topology_sane WARNING.
@@ -345,6 +346,10 @@ def main():
     ap.add_argument("--binary", help="run only this selftest binary (e.g. mcp_version_test)")
     ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                     help="environment for the selftests in the VM (e.g. MCP_FUZZ_SEED=7)")
+    ap.add_argument("--tcg-single", action="store_true",
+                    help="one host thread for all vCPUs (-accel tcg,thread=single) "
+                         "instead of one per vCPU (thread=multi, the default)")
+    ap.add_argument("--cpu", default="max", help="QEMU -cpu model (default: max)")
     ap.add_argument("--timeout", type=int, default=180, help="seconds before QEMU is killed")
     ap.add_argument("--log", help="console log (default build/vm/vm-TOPOLOGY-MODE.log)")
     ap.add_argument("-v", "--verbose", action="store_true", help="echo the console live")
@@ -388,7 +393,8 @@ def main():
         print("run-vm: initramfs build failed", file=sys.stderr)
         return 2
 
-    cmd = qemu_command(args.topology, args.kernel, initrd)
+    cmd = qemu_command(args.topology, args.kernel, initrd,
+                       tcg_thread="single" if args.tcg_single else "multi", cpu=args.cpu)
     print("run-vm: booting %s (%s), log %s" % (args.topology, args.mode,
                                                 os.path.relpath(log_path, os.getcwd())))
     lines, timed_out, secs, qrc = run_qemu(cmd, log_path, args.timeout, args.verbose)
