@@ -23,6 +23,7 @@ static const char * const mcp_counter_names[] = {
 	[MCP_CTR_EVENTS_SENT] = "events_sent",
 	[MCP_CTR_EVENTS_UNHEARD] = "events_unheard",
 	[MCP_CTR_EVENTS_DROPPED] = "events_dropped",
+	[MCP_CTR_PLACED_TASKS] = "placed_tasks",
 };
 
 static_assert(ARRAY_SIZE(mcp_counter_names) == MCP_NR_COUNTERS);

@@ -7,8 +7,15 @@
  *   cpus_read_lock()	CPU hotplug; held by mcp_topology.c while it takes
  *			its snapshot.  Never held across copy_to_user().
  *
- * The module has no locks of its own yet.  The counters are atomic64_t and
- * need none.  New locks are added to this list in the order they nest.
+ *   mcp_place_lock	mutex (mcp_place.c): per-task placement state.  Held
+ *			across set_cpus_allowed_ptr(), copy_to_user() of the
+ *			placement reply and mcp_netlink_place_event().
+ *     mmap_lock	read, trylock, of a placed task's mm (mcp_rebalance.c)
+ *     mcp_idle_lock	spinlock (mcp_idle.c): the idle CPU mask; innermost,
+ *			nothing sleeps under it.
+ *
+ * mcp_place.h has the details.  The counters are atomic64_t and need no
+ * lock.  New locks are added to this list in the order they nest.
  */
 #ifndef _MCP_INTERNAL_H
 #define _MCP_INTERNAL_H
@@ -25,7 +32,7 @@
 
 /* MCP_FEAT_* bits this build implements. */
 #define MCP_FEATURES		(MCP_FEAT_VERSION | MCP_FEAT_TOPOLOGY | \
-				 MCP_FEAT_EVENTS)
+				 MCP_FEAT_EVENTS | MCP_FEAT_PLACE)
 
 /*
  * Counters shown in /sys/kernel/debug/mcp/counters.  To add one, add an
@@ -38,6 +45,7 @@ enum mcp_counter {
 	MCP_CTR_EVENTS_SENT,	/* netlink events delivered to the group */
 	MCP_CTR_EVENTS_UNHEARD,	/* netlink events nobody listened to */
 	MCP_CTR_EVENTS_DROPPED,	/* netlink events lost: no memory, full buffers */
+	MCP_CTR_PLACED_TASKS,	/* tasks with placement state (mcp_place.c) */
 	MCP_NR_COUNTERS
 };
 

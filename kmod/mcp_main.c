@@ -45,13 +45,19 @@ struct mcp_ioctl_desc {
 union mcp_ioctl_arg {
 	struct mcp_version version;
 	struct mcp_topology topology;
+	struct mcp_place place;
+	struct mcp_unplace unplace;
 };
 
 /* mcp_ioctl_call() relies on "size" coming first in every argument. */
 static_assert(offsetof(struct mcp_version, size) == 0);
 static_assert(offsetof(struct mcp_topology, size) == 0);
+static_assert(offsetof(struct mcp_place, size) == 0);
+static_assert(offsetof(struct mcp_unplace, size) == 0);
 static_assert(sizeof(struct mcp_version) >= MCP_VERSION_SIZE_VER0);
 static_assert(sizeof(struct mcp_topology) >= MCP_TOPOLOGY_SIZE_VER0);
+static_assert(sizeof(struct mcp_place) >= MCP_PLACE_SIZE_VER0);
+static_assert(sizeof(struct mcp_unplace) >= MCP_UNPLACE_SIZE_VER0);
 static_assert(sizeof(union mcp_ioctl_arg) <= MCP_ARG_SIZE_MAX);
 
 static int mcp_open(struct inode *inode, struct file *file)
@@ -144,6 +150,19 @@ static const struct mcp_ioctl_desc mcp_get_topology_desc = {
 	.copy_out_on_enospc = true,
 };
 
+static const struct mcp_ioctl_desc mcp_place_desc = {
+	.ksize = sizeof(struct mcp_place),
+	.size_ver0 = MCP_PLACE_SIZE_VER0,
+	.handler = mcp_ioctl_place,
+	.copy_out_on_enospc = true,
+};
+
+static const struct mcp_ioctl_desc mcp_unplace_desc = {
+	.ksize = sizeof(struct mcp_unplace),
+	.size_ver0 = MCP_UNPLACE_SIZE_VER0,
+	.handler = mcp_ioctl_unplace,
+};
+
 static long mcp_unlocked_ioctl(struct file *file, unsigned int cmd,
 			       unsigned long arg)
 {
@@ -159,6 +178,12 @@ static long mcp_unlocked_ioctl(struct file *file, unsigned int cmd,
 		break;
 	case MCP_IOC_GET_TOPOLOGY:
 		desc = &mcp_get_topology_desc;
+		break;
+	case MCP_IOC_PLACE:
+		desc = &mcp_place_desc;
+		break;
+	case MCP_IOC_UNPLACE:
+		desc = &mcp_unplace_desc;
 		break;
 	default:
 		desc = NULL;
@@ -199,16 +224,24 @@ static int __init mcp_init(void)
 		goto err_remove_debugfs;
 	}
 
+	ret = mcp_place_init();
+	if (ret) {
+		pr_err("cannot start task placement: %d\n", ret);
+		goto err_netlink_exit;
+	}
+
 	ret = misc_register(&mcp_miscdev);
 	if (ret) {
 		pr_err("cannot register /dev/%s: %d\n", MCP_DEVICE_NAME, ret);
-		goto err_netlink_exit;
+		goto err_place_exit;
 	}
 
 	pr_info("version %s, ABI %u.%u\n", MCP_MODULE_VERSION,
 		MCP_ABI_MAJOR, MCP_ABI_MINOR);
 	return 0;
 
+err_place_exit:
+	mcp_place_exit();
 err_netlink_exit:
 	mcp_netlink_exit();
 err_remove_debugfs:
@@ -219,6 +252,7 @@ err_remove_debugfs:
 static void __exit mcp_exit(void)
 {
 	misc_deregister(&mcp_miscdev);
+	mcp_place_exit();
 	mcp_netlink_exit();
 	mcp_debugfs_exit();
 }

@@ -44,5 +44,6 @@ static const struct attribute_group mcp_sysfs_group = {
 
 const struct attribute_group *mcp_sysfs_groups[] = {
 	&mcp_sysfs_group,
+	&mcp_place_attr_group,
 	NULL
 };

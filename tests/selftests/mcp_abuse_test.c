@@ -37,7 +37,7 @@ TEST_F(abuse, unknown_ioctls_enotty)
 	char buf[4096] = { 0 };
 	unsigned long bad[] = {
 		/* Other numbers with the MCP magic. */
-		_IOWR(MCP_IOC_MAGIC, 0x02, struct mcp_version),
+		_IOWR(MCP_IOC_MAGIC, 0x04, struct mcp_version),
 		_IOWR(MCP_IOC_MAGIC, 0x7f, struct mcp_version),
 		_IOWR(MCP_IOC_MAGIC, 0xff, struct mcp_version),
 		_IO(MCP_IOC_MAGIC, 0x10),
@@ -123,11 +123,15 @@ static unsigned long fuzz_cmd(void)
 {
 	unsigned int dir = rnd() % 4, nr = rnd() & 0xff, sz = rnd() & _IOC_SIZEMASK;
 
-	switch (rnd() % 6) {
+	switch (rnd() % 8) {
 	case 0:
 		return MCP_IOC_GET_VERSION;
 	case 1:
 		return MCP_IOC_GET_TOPOLOGY;
+	case 6:
+		return MCP_IOC_PLACE;
+	case 7:
+		return MCP_IOC_UNPLACE;
 	case 2:
 		/* MCP magic, random number, direction and size. */
 		return _IOC(dir, MCP_IOC_MAGIC, nr, sz);
@@ -141,8 +145,18 @@ static unsigned long fuzz_cmd(void)
 	}
 }
 
-static int allowed_errno(int e)
+static int known_cmd(unsigned long cmd)
 {
+	return cmd == MCP_IOC_GET_VERSION || cmd == MCP_IOC_GET_TOPOLOGY ||
+	       cmd == MCP_IOC_PLACE || cmd == MCP_IOC_UNPLACE;
+}
+
+static int allowed_errno(unsigned long cmd, int e)
+{
+	/* Placement also looks up a task (pid 0 is the fuzzer itself). */
+	if ((cmd == MCP_IOC_PLACE || cmd == MCP_IOC_UNPLACE) &&
+	    (e == ESRCH || e == EAGAIN || e == ENOENT))
+		return 1;
 	return e == EINVAL || e == E2BIG || e == EFAULT || e == ENOSPC || e == ENOTTY;
 }
 
@@ -216,16 +230,16 @@ TEST_F_TIMEOUT(abuse, fuzz, 120)
 		ret = ioctl(self->fd, cmd, arg);
 		if (ret == 0) {
 			nr_ok++;
-			ASSERT_TRUE(cmd == MCP_IOC_GET_VERSION || cmd == MCP_IOC_GET_TOPOLOGY)
+			ASSERT_TRUE(known_cmd(cmd))
 				TH_LOG("iteration %llu: cmd 0x%lx succeeded", (unsigned long long)i, cmd);
 		} else {
 			nr_err++;
 			ASSERT_EQ(-1, ret);
-			ASSERT_TRUE(allowed_errno(errno))
+			ASSERT_TRUE(allowed_errno(cmd, errno))
 				TH_LOG("iteration %llu: cmd 0x%lx arg %p: errno %d (%s)",
 				       (unsigned long long)i, cmd, arg, errno, strerror(errno));
 			hist[errno & 0xff]++;
-			if (cmd != MCP_IOC_GET_VERSION && cmd != MCP_IOC_GET_TOPOLOGY)
+			if (!known_cmd(cmd))
 				ASSERT_EQ(ENOTTY, errno);
 		}
 	}
@@ -458,10 +472,10 @@ TEST_F_TIMEOUT(abuse, argument_rewritten_during_call, 120)
 			int e = errno;
 
 			errs++;
-			if (!allowed_errno(e)) {
+			if (!allowed_errno(cmd, e)) {
 				r.stop = 1;
 				pthread_join(th, NULL);
-				ASSERT_TRUE(allowed_errno(e))
+				ASSERT_TRUE(allowed_errno(cmd, e))
 					TH_LOG("call %d: errno %d (%s)", i, e, strerror(e));
 			}
 		}

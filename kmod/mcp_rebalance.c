@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MCP (Model Control Protocol): the placement rebalancer.
+ *
+ * A delayed work runs every rebalance_ms.  Under mcp_place_lock it walks
+ * the per-task state table and
+ *
+ *  - drops the state of every task that has exited (this is what bounds
+ *    the life of the task references, with or without MCP_PLACE_KEEP);
+ *  - for each task placed with MCP_PLACE_KEEP whose last placement is at
+ *    least stickiness_ms old, samples where its anonymous memory is and
+ *    moves it to the node holding the most sampled pages when that node
+ *    "beats" the current one: it holds more than (100 + hysteresis_pct)%
+ *    of the pages the current node holds, is not the current node, has
+ *    min_idle_cpus idle CPUs and a CPU in the task's original affinity.
+ *    The comparison is strict, so two nodes with equal shares never trade
+ *    a task back and forth.
+ *
+ * The sample: up to MCP_REBALANCE_SAMPLES pages spread evenly over the
+ * task's readable anonymous mappings, looked up with
+ * get_user_pages_remote(FOLL_DUMP), which reports holes instead of
+ * faulting them in; swapped-out pages and pages under a NUMA hinting
+ * fault are not seen.  File-backed mappings are not sampled (looking them
+ * up could read the file).  The mm's mmap_lock is only try-locked: a task
+ * whose mm is busy is looked at again next pass.
+ *
+ * Locks: see mcp_place.h.  The work takes mcp_place_lock, then a target's
+ * mmap_lock for reading.
+ */
+
+#include <linux/jiffies.h>
+#include <linux/mm.h>
+#include <linux/mmap_lock.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+
+#include "mcp_internal.h"
+#include "mcp_place.h"
+#include "mcp_trace.h"
+
+#define MCP_REBALANCE_SAMPLES	1024
+
+static struct delayed_work mcp_rebalance_work;
+/* The work's own buffers (works of one delayed_work never overlap). */
+static cpumask_var_t mcp_rebalance_idle;
+static unsigned int *mcp_rebalance_idle_count;	/* per node id */
+static u64 *mcp_rebalance_hist;			/* per node id */
+
+static bool mcp_rebalance_vma_ok(const struct vm_area_struct *vma)
+{
+	return !vma->vm_file && vma->vm_flags & VM_READ &&
+	       !(vma->vm_flags & (VM_IO | VM_PFNMAP));
+}
+
+/* Fills @hist with sampled resident pages per node; returns pages seen. */
+static unsigned long mcp_rebalance_sample(struct task_struct *p, u64 *hist)
+{
+	unsigned long pages = 0, tries = 0, seen = 0, step, addr;
+	struct vm_area_struct *vma;
+	struct mm_struct *mm;
+
+	memset(hist, 0, nr_node_ids * sizeof(*hist));
+	mm = get_task_mm(p);
+	if (!mm)
+		return 0;
+	if (!mmap_read_trylock(mm))
+		goto out_mmput;
+
+	for (vma = find_vma(mm, 0); vma; vma = find_vma(mm, vma->vm_end))
+		if (mcp_rebalance_vma_ok(vma))
+			pages += vma_pages(vma);
+	step = max(1UL, pages / MCP_REBALANCE_SAMPLES);
+
+	for (vma = find_vma(mm, 0); vma && tries < 2 * MCP_REBALANCE_SAMPLES;
+	     vma = find_vma(mm, vma->vm_end)) {
+		if (!mcp_rebalance_vma_ok(vma))
+			continue;
+		for (addr = vma->vm_start; addr < vma->vm_end &&
+		     tries < 2 * MCP_REBALANCE_SAMPLES;
+		     addr += step << PAGE_SHIFT, tries++) {
+			struct page *page;
+			int nid;
+
+			if (get_user_pages_remote(mm, addr, 1, FOLL_DUMP, &page,
+						  NULL, NULL) != 1)
+				continue;
+			nid = page_to_nid(page);
+			put_page(page);
+			if (nid < nr_node_ids) {
+				hist[nid]++;
+				seen++;
+			}
+		}
+	}
+	mmap_read_unlock(mm);
+out_mmput:
+	mmput(mm);
+	return seen;
+}
+
+static void mcp_rebalance_task(struct mcp_place_task *pt)
+{
+	u64 stick_ns = (u64)READ_ONCE(mcp_place_stickiness_ms) * NSEC_PER_MSEC;
+	unsigned int hyst = READ_ONCE(mcp_place_hysteresis_pct);
+	u64 *hist = mcp_rebalance_hist;
+	int nid, home = NUMA_NO_NODE, cur = pt->node, from;
+
+	lockdep_assert_held(&mcp_place_lock);
+
+	if (ktime_get_ns() - pt->last_ns < stick_ns)
+		return;
+	if (!mcp_rebalance_sample(pt->task, hist))
+		return;
+
+	for (nid = 0; nid < nr_node_ids; nid++)
+		if (node_online(nid) && hist[nid] &&
+		    (home == NUMA_NO_NODE || hist[nid] > hist[home]))
+			home = nid;
+	if (home == NUMA_NO_NODE || home == cur)
+		return;
+	if (cur >= 0 && cur < nr_node_ids &&
+	    hist[home] * 100 <= hist[cur] * (100 + hyst))
+		return;
+	if (mcp_rebalance_idle_count[home] < READ_ONCE(mcp_place_min_idle_cpus) ||
+	    !mcp_place_node_usable(home, pt->orig))
+		return;
+
+	from = cpu_to_node(task_cpu(pt->task));
+	if (mcp_place_apply(pt, home, MCP_PLACE_REASON_MEMORY_LOCAL,
+			    MCP_PLACE_ORIGIN_REBALANCER, MCP_PLACE_KEEP))
+		return;
+	trace_mcp_place(task_pid_nr(pt->task), from, home, home,
+			MCP_PLACE_HOME_NONE, MCP_PLACE_REASON_MEMORY_LOCAL,
+			MCP_PLACE_ORIGIN_REBALANCER, MCP_PLACE_KEEP);
+}
+
+static void mcp_rebalance_workfn(struct work_struct *work)
+{
+	struct mcp_place_task *pt;
+	unsigned long pid;
+
+	mcp_idle_snapshot(mcp_rebalance_idle);
+	mcp_place_idle_per_node(mcp_rebalance_idle, mcp_rebalance_idle_count);
+
+	mutex_lock(&mcp_place_lock);
+	xa_for_each(&mcp_place_tasks, pid, pt) {
+		if (mcp_place_task_gone(pt))
+			mcp_place_forget(pid, pt);
+		else if (pt->keep)
+			mcp_rebalance_task(pt);
+		cond_resched();
+	}
+	mutex_unlock(&mcp_place_lock);
+
+	schedule_delayed_work(&mcp_rebalance_work,
+			      msecs_to_jiffies(READ_ONCE(mcp_place_rebalance_ms)));
+}
+
+/* rebalance_ms changed: the next pass comes after the new period. */
+void mcp_rebalance_kick(void)
+{
+	mod_delayed_work(system_wq, &mcp_rebalance_work,
+			 msecs_to_jiffies(READ_ONCE(mcp_place_rebalance_ms)));
+}
+
+int mcp_rebalance_init(void)
+{
+	if (!zalloc_cpumask_var(&mcp_rebalance_idle, GFP_KERNEL))
+		return -ENOMEM;
+	mcp_rebalance_idle_count = kcalloc(nr_node_ids,
+					   sizeof(*mcp_rebalance_idle_count),
+					   GFP_KERNEL);
+	mcp_rebalance_hist = kcalloc(nr_node_ids, sizeof(*mcp_rebalance_hist),
+				     GFP_KERNEL);
+	if (!mcp_rebalance_idle_count || !mcp_rebalance_hist) {
+		kfree(mcp_rebalance_hist);
+		kfree(mcp_rebalance_idle_count);
+		free_cpumask_var(mcp_rebalance_idle);
+		return -ENOMEM;
+	}
+
+	INIT_DELAYED_WORK(&mcp_rebalance_work, mcp_rebalance_workfn);
+	schedule_delayed_work(&mcp_rebalance_work,
+			      msecs_to_jiffies(READ_ONCE(mcp_place_rebalance_ms)));
+	return 0;
+}
+
+void mcp_rebalance_exit(void)
+{
+	cancel_delayed_work_sync(&mcp_rebalance_work);
+	kfree(mcp_rebalance_hist);
+	kfree(mcp_rebalance_idle_count);
+	free_cpumask_var(mcp_rebalance_idle);
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * MCP (Model Control Protocol): tracepoints.
+ *
+ * mcp:mcp_place fires on every placement decision, applied or not (dry
+ * runs, sticky and unchanged results included), by the ioctl and by the
+ * rebalancer.  Documented in Documentation/placement.rst.
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM mcp
+
+#if !defined(_MCP_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _MCP_TRACE_H
+
+#include <linux/tracepoint.h>
+
+TRACE_EVENT(mcp_place,
+	    TP_PROTO(pid_t pid, int from_node, int to_node, int home_node,
+		     u32 home_source, u32 reason, u32 origin, u32 flags),
+	    TP_ARGS(pid, from_node, to_node, home_node, home_source, reason,
+		    origin, flags),
+	    TP_STRUCT__entry(__field(pid_t, pid)
+			     __field(int, from_node)
+			     __field(int, to_node)
+			     __field(int, home_node)
+			     __field(u32, home_source)
+			     __field(u32, reason)
+			     __field(u32, origin)
+			     __field(u32, flags)),
+	    TP_fast_assign(__entry->pid = pid;
+			   __entry->from_node = from_node;
+			   __entry->to_node = to_node;
+			   __entry->home_node = home_node;
+			   __entry->home_source = home_source;
+			   __entry->reason = reason;
+			   __entry->origin = origin;
+			   __entry->flags = flags;),
+	    TP_printk("pid=%d from=%d to=%d home=%d home_source=%u reason=%u origin=%u flags=0x%x",
+		      __entry->pid, __entry->from_node, __entry->to_node,
+		      __entry->home_node, __entry->home_source,
+		      __entry->reason, __entry->origin, __entry->flags)
+);
+
+#endif /* _MCP_TRACE_H */
+
+/* This part must be outside the include guard. */
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE mcp_trace
+#include <trace/define_trace.h>
