@@ -66,6 +66,42 @@ const mcp::Node *node_at(const mcp_topo *topo, unsigned int index) noexcept
 
 } // namespace
 
+mcp::PlaceOptions mcp::detail::place_options_from_c(const struct mcp_place_opts &c)
+{
+	PlaceOptions o;
+
+	o.dry_run = c.flags & MCP_PLACE_OPT_DRY_RUN;
+	o.force = c.flags & MCP_PLACE_OPT_FORCE;
+	o.keep = c.flags & MCP_PLACE_OPT_KEEP;
+	o.strict = c.flags & MCP_PLACE_OPT_STRICT;
+	o.histogram = !(c.flags & MCP_PLACE_OPT_NO_HISTOGRAM);
+	if (c.flags & MCP_PLACE_OPT_NODE)
+		o.node = c.node;
+	if (c.sample_pages)
+		o.sample_pages = c.sample_pages;
+	return o;
+}
+
+void mcp::detail::place_result_to_c(const PlaceResult &r, struct mcp_place_result &c)
+{
+	const std::uint32_t size = c.size;
+
+	std::memset(&c, 0, sizeof(c));
+	c.size = size;
+	c.node_chosen = r.node_chosen;
+	c.prev_node = r.prev_node;
+	c.home_node = r.home_node;
+	c.reason = static_cast<std::uint32_t>(r.reason);
+	c.home_source = static_cast<std::uint32_t>(r.home_source);
+	c.histogram_pages = r.histogram ? r.histogram->resident : 0;
+	c.nr_nodes = static_cast<std::uint32_t>(
+		std::min<std::size_t>(r.idle_cpus.size(), MCP_PLACE_RESULT_MAX_NODES));
+	std::copy_n(r.idle_cpus.begin(), c.nr_nodes, c.idle_cpus);
+	for (unsigned cpu : r.cpus)
+		if (cpu < MCP_PLACE_RESULT_MAX_CPUS)
+			c.cpu_mask[cpu / 64] |= 1ULL << (cpu % 64);
+}
+
 struct mcp_topo *mcp::detail::make_c_topology(Topology topo)
 {
 	auto handle = std::make_unique<mcp_topo>();
@@ -134,6 +170,8 @@ const char *mcp_feature_name(uint64_t feature)
 		return "version";
 	case MCP_FEATURE_TOPOLOGY:
 		return "topology";
+	case MCP_FEATURE_PLACE:
+		return "place";
 	default:
 		return nullptr;
 	}
@@ -213,6 +251,92 @@ int mcp_topo_distance(const struct mcp_topo *topo, unsigned int node_a,
 	if (!topo || !distance)
 		return fail(EINVAL, "mcp_topo_distance: topo or distance is NULL");
 	return guard([&] { *distance = topo->topo.distance(node_a, node_b); });
+}
+
+int mcp_place(struct mcp_device *dev, int pid, const struct mcp_place_opts *opts,
+	      struct mcp_place_result *result)
+{
+	if (!dev)
+		return fail(EINVAL, "mcp_place: dev is NULL");
+	if (opts && opts->size < sizeof(*opts))
+		return fail(EINVAL, "mcp_place: opts->size is smaller than struct mcp_place_opts");
+	if (opts && (opts->flags & ~MCP_PLACE_OPT_ALL))
+		return fail(EINVAL, "mcp_place: unknown bits in opts->flags");
+	if (result && result->size < sizeof(*result))
+		return fail(EINVAL, "mcp_place: result->size is smaller than struct mcp_place_result");
+	return guard([&] {
+		mcp::PlaceOptions o;
+
+		if (opts) {
+			o = mcp::detail::place_options_from_c(*opts);
+		}
+		mcp::PlaceResult r = dev->dev.place(pid, o);
+		if (result)
+			mcp::detail::place_result_to_c(r, *result);
+	});
+}
+
+int mcp_unplace(struct mcp_device *dev, int pid)
+{
+	if (!dev)
+		return fail(EINVAL, "mcp_unplace: dev is NULL");
+	return guard([&] { dev->dev.unplace(pid); });
+}
+
+const char *mcp_place_reason_name(uint32_t reason)
+{
+	return mcp::to_string(static_cast<mcp::PlaceReason>(reason));
+}
+
+const char *mcp_place_home_source_name(uint32_t source)
+{
+	return mcp::to_string(static_cast<mcp::HomeSource>(source));
+}
+
+static std::string cgroup_mount_or_default(const char *mount)
+{
+	return mount && *mount ? mount : mcp::QosGroup::default_mount;
+}
+
+int mcp_qos_create(const char *cgroup_mount, const char *name,
+		   const struct mcp_qos_spec *spec)
+{
+	if (!name || !spec)
+		return fail(EINVAL, "mcp_qos_create: name or spec is NULL");
+	if (spec->size < sizeof(*spec) || spec->reserved)
+		return fail(EINVAL, "mcp_qos_create: bad spec->size or non-zero spec->reserved");
+	if (spec->qos_class > MCP_QOS_GUARANTEED)
+		return fail(EINVAL, "mcp_qos_create: unknown qos_class");
+	return guard([&] {
+		mcp::QosSpec s;
+
+		s.cls = static_cast<mcp::QosClass>(spec->qos_class);
+		if (spec->cpus != 0)
+			s.cpus = spec->cpus;
+		if (spec->node >= 0)
+			s.node = static_cast<unsigned>(spec->node);
+		if (spec->memory_min)
+			s.memory_min = spec->memory_min;
+		if (spec->memory_low)
+			s.memory_low = spec->memory_low;
+		mcp::QosGroup(name, cgroup_mount_or_default(cgroup_mount)).create(s);
+	});
+}
+
+int mcp_qos_attach(const char *cgroup_mount, const char *name, int pid)
+{
+	if (!name)
+		return fail(EINVAL, "mcp_qos_attach: name is NULL");
+	return guard([&] {
+		mcp::QosGroup(name, cgroup_mount_or_default(cgroup_mount)).attach(pid);
+	});
+}
+
+int mcp_qos_delete(const char *cgroup_mount, const char *name)
+{
+	if (!name)
+		return fail(EINVAL, "mcp_qos_delete: name is NULL");
+	return guard([&] { mcp::QosGroup(name, cgroup_mount_or_default(cgroup_mount)).remove(); });
 }
 
 const char *mcp_strerror_last(void)

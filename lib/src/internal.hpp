@@ -7,13 +7,21 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+
 #include <span>
 #include <string>
 #include <string_view>
-
-#include <linux/mcp.h>
+#include <vector>
 
 #include <mcp/mcp.hpp>
+
+// The C API's mcp_place()/mcp_unplace() share their names with the kernel
+// structs; both are meant (C keeps tags and functions apart).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+#include <linux/mcp.h>
+#pragma GCC diagnostic pop
 
 namespace mcp::detail {
 
@@ -64,6 +72,67 @@ Topology read_topology(int fd, std::string_view path);
 
 // Wraps @topo in a C API handle (for tests of the C accessors).
 struct mcp_topo *make_c_topology(Topology topo);
+
+// ---- placement (place.cpp) ----
+
+// One line of /proc/PID/maps.
+struct MapRange {
+	std::uint64_t start = 0;
+	std::uint64_t end = 0;
+	std::string perms;	// "rw-p"
+	std::string path;	// "" for anonymous, "[heap]", "/usr/lib/..."
+};
+
+// Parses /proc/PID/maps text; malformed lines are skipped.
+std::vector<MapRange> parse_maps(std::string_view text);
+
+// Whether pages of @r are worth sampling: readable, and private writable
+// or file-backed; never special mappings ([vsyscall], [vdso], [vvar], ...)
+// other than [heap] and [stack].
+bool sample_worthy(const MapRange &r);
+
+// Up to @max_pages page addresses spread evenly over the sample-worthy
+// ranges of @maps (every page when they hold fewer).
+std::vector<std::uint64_t> sample_addresses(const std::vector<MapRange> &maps,
+					    unsigned max_pages, std::uint64_t page_size);
+
+// Counts move_pages(2) query statuses per node id (negative statuses, i.e.
+// pages not resident, are not counted); the vector is sized to the highest
+// node id seen + 1, at least @min_nodes.
+PageHistogram count_histogram(std::span<const int> status, std::size_t min_nodes = 0);
+
+// The MCP_PLACE_* flags for @options.
+std::uint32_t place_flags(const PlaceOptions &options);
+
+// The message for MCP_IOC_PLACE (or UNPLACE when @unplace) failing on @pid.
+std::string place_error_message(int errnum, int pid, const PlaceOptions &options,
+				bool unplace = false);
+
+// Builds the result from a completed struct mcp_place and its arrays.
+PlaceResult decode_place(const struct mcp_place &arg, int pid, bool dry_run,
+			 std::span<const std::uint64_t> mask,
+			 std::span<const std::uint32_t> idle);
+
+// Highest id + 1 in a kernel list file such as "0-3,8" (0 if unreadable).
+unsigned max_id_in_list_file(const char *path);
+// Parses "0-3,8" into ids; throws mcp::Error(EINVAL) when malformed.
+std::vector<unsigned> parse_id_list(std::string_view list);
+
+// The C API's options and results (c_api.cpp).
+PlaceOptions place_options_from_c(const struct mcp_place_opts &c);
+void place_result_to_c(const PlaceResult &r, struct mcp_place_result &c);
+
+// ---- QoS (qos.cpp) ----
+
+// cpu.max for @cpus vCores, "12500 100000" for 0.125.  Throws
+// mcp::Error(EINVAL) below 0.125 vCore, for 0, negative or non-finite.
+std::string cpu_max_for(double cpus);
+// cpu.weight of a class; 0 for best-effort (left at the kernel default).
+unsigned cpu_weight_for(QosClass cls);
+// The class a group's files describe.
+std::optional<QosClass> infer_qos_class(std::optional<std::uint64_t> weight,
+					std::optional<std::uint64_t> memory_min,
+					std::optional<std::uint64_t> memory_low);
 
 } // namespace mcp::detail
 

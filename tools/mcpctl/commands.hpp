@@ -4,6 +4,7 @@
 #ifndef MCPCTL_COMMANDS_HPP
 #define MCPCTL_COMMANDS_HPP
 
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <string_view>
@@ -48,6 +49,26 @@ std::string format_info_text(const mcp::Topology &topo);
 // The schema is documented in Documentation/mcpctl.rst.
 nlohmann::ordered_json info_json(const mcp::Topology &topo);
 int run_info(const GlobalOptions &opts, std::ostream &out, std::ostream &err);
+
+// ---- place (place.cpp), unplace (unplace.cpp) ----
+Command add_place_command(CLI::App &app);
+Command add_unplace_command(CLI::App &app);
+// The text report of a placement of @pid.
+std::string format_place_text(const mcp::PlaceResult &r);
+// The schema is documented in Documentation/mcpctl.rst.
+nlohmann::ordered_json place_json(const mcp::PlaceResult &r);
+
+// ---- run (run.cpp) ----
+Command add_run_command(CLI::App &app);
+// The QoS group name `mcpctl run --qos` uses for process @pid.
+std::string run_group_name(int pid);
+
+// ---- qos (qos.cpp) ----
+Command add_qos_command(CLI::App &app);
+std::string format_qos_text(const mcp::QosInfo &info);
+nlohmann::ordered_json qos_json(const mcp::QosInfo &info);
+// "512M", "1G", "1048576", "256MiB" -> bytes; throws mcp::Error(EINVAL).
+std::uint64_t parse_size(std::string_view text);
 
 } // namespace mcpctl
 

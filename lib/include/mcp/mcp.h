@@ -41,6 +41,7 @@ extern "C" {
 /* Feature bits reported by mcp_get_version() (same values as the kernel's). */
 #define MCP_FEATURE_VERSION	(UINT64_C(1) << 0)	/* version query */
 #define MCP_FEATURE_TOPOLOGY	(UINT64_C(1) << 1)	/* topology query */
+#define MCP_FEATURE_PLACE	(UINT64_C(1) << 2)	/* task placement */
 
 /* Default device node, used when no path is given and MCP_DEVICE is unset. */
 #define MCP_DEFAULT_DEVICE	"/dev/mcp"
@@ -215,6 +216,176 @@ MCP_EXPORT int mcp_topo_node_cpus(const struct mcp_topo *topo, unsigned int inde
  */
 MCP_EXPORT int mcp_topo_distance(const struct mcp_topo *topo, unsigned int node_a,
 				 unsigned int node_b, unsigned int *distance);
+
+/* mcp_place_opts.flags */
+#define MCP_PLACE_OPT_DRY_RUN		(1U << 0)	/* decide, do not apply */
+#define MCP_PLACE_OPT_FORCE		(1U << 1)	/* ignore stickiness */
+#define MCP_PLACE_OPT_KEEP		(1U << 2)	/* rebalancer re-evaluates */
+#define MCP_PLACE_OPT_STRICT		(1U << 3)	/* -EAGAIN if no node qualifies */
+#define MCP_PLACE_OPT_NODE		(1U << 4)	/* place on mcp_place_opts.node */
+#define MCP_PLACE_OPT_NO_HISTOGRAM	(1U << 5)	/* do not sample pages */
+#define MCP_PLACE_OPT_ALL		0x3fU
+
+/**
+ * struct mcp_place_opts - how mcp_place() places a task
+ * @size:		sizeof(struct mcp_place_opts)
+ * @flags:		MCP_PLACE_OPT_*
+ * @node:		with MCP_PLACE_OPT_NODE, the node id
+ * @sample_pages:	pages sampled for the histogram; 0 = 4096
+ */
+struct mcp_place_opts {
+	uint32_t size;
+	uint32_t flags;
+	uint32_t node;
+	uint32_t sample_pages;
+};
+
+#define MCP_PLACE_RESULT_MAX_NODES	64
+#define MCP_PLACE_RESULT_MAX_CPUS	1024
+
+/* Values of mcp_place_result.reason (the kernel's enum mcp_place_reason). */
+#define MCP_REASON_NONE		0
+#define MCP_REASON_MEMORY_LOCAL	1
+#define MCP_REASON_NEAREST	2
+#define MCP_REASON_STICKY	3
+#define MCP_REASON_UNCHANGED	4
+#define MCP_REASON_FORCED	5
+
+/* Values of mcp_place_result.home_source. */
+#define MCP_HOME_NONE		0
+#define MCP_HOME_HISTOGRAM	1
+#define MCP_HOME_NUMA_FAULTS	2
+#define MCP_HOME_LAST_CPU	3
+
+/**
+ * struct mcp_place_result - what mcp_place() did
+ * @size:		in: sizeof(struct mcp_place_result)
+ * @node_chosen:	node the task is placed on, -1 for none
+ * @prev_node:		node of the CPU the task last ran on
+ * @home_node:		memory home node, -1 if unknown
+ * @reason:		MCP_REASON_*
+ * @home_source:	MCP_HOME_*
+ * @histogram_pages:	resident pages counted in the histogram passed to the
+ *			kernel; 0 when none was passed
+ * @nr_nodes:		valid entries of @idle_cpus (node ids 0..@nr_nodes-1)
+ * @idle_cpus:		idle CPUs the module saw, per node id
+ * @cpu_mask:		the CPUs applied (or that would be, with dry run):
+ *			bit (c % 64) of word (c / 64) is CPU c
+ */
+struct mcp_place_result {
+	uint32_t size;
+	int32_t node_chosen;
+	int32_t prev_node;
+	int32_t home_node;
+	uint32_t reason;
+	uint32_t home_source;
+	uint32_t histogram_pages;
+	uint32_t nr_nodes;
+	uint32_t idle_cpus[MCP_PLACE_RESULT_MAX_NODES];
+	uint64_t cpu_mask[MCP_PLACE_RESULT_MAX_CPUS / 64];
+};
+
+/**
+ * mcp_place() - place a task on a NUMA node
+ * @dev:	an open handle
+ * @pid:	thread id; 0 = the calling thread
+ * @opts:	options, or NULL for the defaults (decide, with a histogram)
+ * @result:	out, may be NULL; set its size field before the call
+ *
+ * Samples the task's resident pages with move_pages(2) (unless
+ * MCP_PLACE_OPT_NO_HISTOGRAM) and asks the module to place it.  When the
+ * sampling fails the placement goes on without a histogram.
+ *
+ * Return: 0, or -EPERM (another user's task, needs CAP_SYS_NICE), -ESRCH
+ * (no such task), -EAGAIN (MCP_PLACE_OPT_STRICT and no node qualifies),
+ * -EINVAL (bad options or sizes, kernel thread), -EOPNOTSUPP (module
+ * without placement), or another negative errno.
+ */
+MCP_EXPORT int mcp_place(struct mcp_device *dev, int pid,
+			 const struct mcp_place_opts *opts,
+			 struct mcp_place_result *result);
+
+/**
+ * mcp_unplace() - give a task back the affinity it had before mcp_place()
+ * @dev:	an open handle
+ * @pid:	thread id; 0 = the calling thread
+ *
+ * Return: 0, or -ENOENT (never placed), -EPERM, -ESRCH, or another errno.
+ */
+MCP_EXPORT int mcp_unplace(struct mcp_device *dev, int pid);
+
+/**
+ * mcp_place_reason_name() - "memory-local", "nearest", "sticky", ...
+ * @reason:	MCP_REASON_*
+ *
+ * Return: a static string; "unknown" for an unknown value.
+ */
+MCP_EXPORT const char *mcp_place_reason_name(uint32_t reason);
+
+/**
+ * mcp_place_home_source_name() - "histogram", "numa-faults", "last-cpu", "none"
+ * @source:	MCP_HOME_*
+ *
+ * Return: a static string; "unknown" for an unknown value.
+ */
+MCP_EXPORT const char *mcp_place_home_source_name(uint32_t source);
+
+/* QoS classes of mcp_qos_create(). */
+#define MCP_QOS_BEST_EFFORT	0
+#define MCP_QOS_BURSTABLE	1
+#define MCP_QOS_GUARANTEED	2
+
+/**
+ * struct mcp_qos_spec - a QoS group (cgroup v2) for mcp_qos_create()
+ * @size:	sizeof(struct mcp_qos_spec)
+ * @qos_class:	MCP_QOS_*
+ * @cpus:	vCores for cpu.max (>= 0.125); 0 = no limit
+ * @node:	node id for cpuset.cpus/cpuset.mems; -1 = none
+ * @memory_min:	memory.min in bytes for guaranteed; 0 = 512M
+ * @memory_low:	memory.low in bytes for burstable; 0 = 256M
+ */
+struct mcp_qos_spec {
+	uint32_t size;
+	uint32_t qos_class;
+	double cpus;
+	int32_t node;
+	uint32_t reserved;
+	uint64_t memory_min;
+	uint64_t memory_low;
+};
+
+/**
+ * mcp_qos_create() - create or reconfigure group @name under
+ *		      <cgroup_mount>/mcp.slice
+ * @cgroup_mount:	cgroup v2 mount point, NULL for /sys/fs/cgroup
+ * @name:		group name (no '/')
+ * @spec:		what the group is made of
+ *
+ * Return: 0, or -ENOENT (cgroup v2 not mounted there), -EOPNOTSUPP (a
+ * controller is not available), -EINVAL (e.g. less than 0.125 vCore),
+ * -EACCES/-EPERM (no delegation), or another negative errno.
+ */
+MCP_EXPORT int mcp_qos_create(const char *cgroup_mount, const char *name,
+			      const struct mcp_qos_spec *spec);
+
+/**
+ * mcp_qos_attach() - move a process into a QoS group
+ * @cgroup_mount:	cgroup v2 mount point, NULL for /sys/fs/cgroup
+ * @name:		group name
+ * @pid:		process id; 0 = the caller
+ *
+ * Return: 0 or a negative errno.
+ */
+MCP_EXPORT int mcp_qos_attach(const char *cgroup_mount, const char *name, int pid);
+
+/**
+ * mcp_qos_delete() - remove an empty QoS group
+ * @cgroup_mount:	cgroup v2 mount point, NULL for /sys/fs/cgroup
+ * @name:		group name
+ *
+ * Return: 0, or -EBUSY (it still has processes), -ENOENT, or another errno.
+ */
+MCP_EXPORT int mcp_qos_delete(const char *cgroup_mount, const char *name);
 
 /**
  * mcp_strerror_last() - message of the last failed libmcp call on this thread
