@@ -22,6 +22,8 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tmpfs tmpfs /tmp
+# cgroup v2 for the QoS groups (mcpctl qos, mcpctl run --qos).
+mount -t cgroup2 none /sys/fs/cgroup
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mcpctl place/unplace/run/qos end to end, inside the test VM: the command
+ * line as users run it (/opt/mcp/bin/mcpctl, fork+exec), checked against
+ * /proc/PID/status, sched_getaffinity() and the cgroup v2 files.
+ *
+ * Needs cgroup v2 at /sys/fs/cgroup (tests/vm/init.sh mounts it); the
+ * node-1 tests need a second node (both VM topologies have one).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "mcp_test.h"
+
+#define MCPCTL_PATH	"/opt/mcp/bin/mcpctl"
+#define CGROUP_ROOT	"/sys/fs/cgroup"
+#define SLICE		CGROUP_ROOT "/mcp.slice"
+
+/*
+ * Runs mcpctl with @argv (NULL-terminated, without argv[0]); stdout and
+ * stderr go to @out (NUL-terminated).  Returns the exit status, or -1.
+ */
+static int run_mcpctl(char *out, size_t len, const char *const *argv)
+{
+	const char *args[32] = { "mcpctl" };
+	size_t n = 1, total = 0;
+	int pipefd[2], status;
+	pid_t pid;
+
+	while (argv[n - 1] && n < 31) {
+		args[n] = argv[n - 1];
+		n++;
+	}
+	args[n] = NULL;
+	if (pipe(pipefd))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		dup2(pipefd[1], 1);
+		dup2(pipefd[1], 2);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		execv(MCPCTL_PATH, (char *const *)args);
+		_exit(126);
+	}
+	close(pipefd[1]);
+	for (;;) {
+		ssize_t r = read(pipefd[0], out + total, len - 1 - total);
+
+		if (r <= 0 || total + r >= len - 1) {
+			if (r > 0)
+				total += r;
+			break;
+		}
+		total += r;
+	}
+	out[total] = '\0';
+	close(pipefd[0]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+#define MCPCTL(out, ...) \
+	run_mcpctl(out, sizeof(out), (const char *const[]){ __VA_ARGS__, NULL })
+
+/* The value after "@key:\t" in @text, up to the end of its line. */
+static int field(const char *text, const char *key, char *val, size_t len)
+{
+	const char *p = strstr(text, key);
+	size_t i = 0;
+
+	if (!p)
+		return -1;
+	p += strlen(key);
+	while (*p == ':' || *p == '\t' || *p == ' ')
+		p++;
+	while (*p && *p != '\n' && i < len - 1)
+		val[i++] = *p++;
+	val[i] = '\0';
+	return 0;
+}
+
+static void chomp(char *s)
+{
+	size_t n = strlen(s);
+
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+}
+
+static int read_str(const char *path, char *buf, size_t len)
+{
+	if (mcp_read_file(path, buf, len) < 0)
+		return -1;
+	chomp(buf);
+	return 0;
+}
+
+static int have_cgroup2(void)
+{
+	return access(CGROUP_ROOT "/cgroup.controllers", R_OK) == 0;
+}
+
+static int have_node1(void)
+{
+	return access("/sys/devices/system/node/node1/cpulist", R_OK) == 0;
+}
+
+FIXTURE(mcpctl) {
+	int dummy;
+};
+
+FIXTURE_SETUP(mcpctl)
+{
+	if (access(MCPCTL_PATH, X_OK))
+		SKIP(return, "%s not in this image", MCPCTL_PATH);
+	ASSERT_EQ(0, mcp_ensure_loaded());
+}
+
+FIXTURE_TEARDOWN(mcpctl)
+{
+}
+
+TEST_F(mcpctl, run_node1_sets_affinity)
+{
+	char out[8192], want[256], got[256];
+
+	if (!have_node1())
+		SKIP(return, "no node 1");
+	ASSERT_EQ(0, read_str("/sys/devices/system/node/node1/cpulist", want, sizeof(want)));
+	ASSERT_EQ(0, MCPCTL(out, "run", "--node", "1", "--", "cat", "/proc/self/status"))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0, field(out, "Cpus_allowed_list", got, sizeof(got))) TH_LOG("%s", out);
+	EXPECT_STREQ(want, got);
+}
+
+TEST_F(mcpctl, run_auto_stays_on_one_node)
+{
+	char out[8192], got[256], all[256], n0[256], n1[256];
+
+	ASSERT_EQ(0, MCPCTL(out, "run", "--", "cat", "/proc/self/status")) TH_LOG("%s", out);
+	ASSERT_EQ(0, field(out, "Cpus_allowed_list", got, sizeof(got)));
+	ASSERT_EQ(0, read_str("/sys/devices/system/cpu/online", all, sizeof(all)));
+	ASSERT_EQ(0, read_str("/sys/devices/system/node/node0/cpulist", n0, sizeof(n0)));
+	n1[0] = '\0';
+	if (have_node1()) {
+		ASSERT_EQ(0, read_str("/sys/devices/system/node/node1/cpulist", n1, sizeof(n1)));
+	}
+	/* Placed on a node (0 or 1 here, or 2/3 on 4node) or left unchanged. */
+	TH_LOG("Cpus_allowed_list %s (all %s)", got, all);
+	EXPECT_TRUE(strcmp(got, all) == 0 || strcmp(got, n0) == 0 || strcmp(got, n1) == 0 ||
+		    access("/sys/devices/system/node/node2", F_OK) == 0);
+}
+
+TEST_F(mcpctl, run_command_not_found_is_127)
+{
+	char out[4096];
+
+	EXPECT_EQ(127, MCPCTL(out, "run", "--node", "0", "--", "/nonexistent/cmd"));
+	EXPECT_NE(NULL, strstr(out, "command not found")) TH_LOG("%s", out);
+}
+
+TEST_F(mcpctl, run_qos_guaranteed_half_cpu)
+{
+	char out[8192], path[512], val[256], *group;
+	int status;
+
+	if (!have_cgroup2())
+		SKIP(return, "cgroup v2 not mounted at %s", CGROUP_ROOT);
+	status = MCPCTL(out, "run", "--qos", "guaranteed", "--cpus", "0.5", "--",
+			"cat", "/proc/self/cgroup");
+	ASSERT_EQ(0, status) TH_LOG("%s", out);
+	/* "0::/mcp.slice/run-PID" */
+	group = strstr(out, "0::/mcp.slice/run-");
+	ASSERT_NE(NULL, group) TH_LOG("%s", out);
+	group += strlen("0::");
+	chomp(group);
+	snprintf(path, sizeof(path), "%s%s/cpu.max", CGROUP_ROOT, group);
+	ASSERT_EQ(0, read_str(path, val, sizeof(val)));
+	EXPECT_STREQ("50000 100000", val);
+	snprintf(path, sizeof(path), "%s%s/cpu.weight", CGROUP_ROOT, group);
+	ASSERT_EQ(0, read_str(path, val, sizeof(val)));
+	EXPECT_STREQ("800", val);
+	snprintf(path, sizeof(path), "%s%s/memory.min", CGROUP_ROOT, group);
+	ASSERT_EQ(0, read_str(path, val, sizeof(val)));
+	EXPECT_STREQ("536870912", val);
+	snprintf(path, sizeof(path), "%s%s/cpuset.mems", CGROUP_ROOT, group);
+	if (read_str(path, val, sizeof(val)) == 0)
+		TH_LOG("cpuset.mems %s", val);
+	/* The command has exited: the group is empty and can go. */
+	snprintf(path, sizeof(path), "%s%s", CGROUP_ROOT, group);
+	EXPECT_EQ(0, rmdir(path)) TH_LOG("rmdir %s: %s", path, strerror(errno));
+}
+
+TEST_F(mcpctl, run_qos_refuses_finer_than_eighth)
+{
+	char out[4096];
+
+	if (!have_cgroup2())
+		SKIP(return, "cgroup v2 not mounted at %s", CGROUP_ROOT);
+	EXPECT_EQ(1, MCPCTL(out, "run", "--qos", "burstable", "--cpus", "0.1", "--", "true"));
+	EXPECT_NE(NULL, strstr(out, "0.125")) TH_LOG("%s", out);
+}
+
+TEST_F(mcpctl, place_dry_run_json)
+{
+	char out[8192], pid[32];
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	ASSERT_EQ(0, MCPCTL(out, "place", "--dry-run", "-p", pid, "--json")) TH_LOG("%s", out);
+	EXPECT_EQ('{', out[0]) TH_LOG("%s", out);
+	chomp(out);
+	EXPECT_EQ('}', out[strlen(out) - 1]);
+	EXPECT_EQ(NULL, strchr(out, '\n')) TH_LOG("one line: %s", out);
+	EXPECT_NE(NULL, strstr(out, "\"dry_run\":true"));
+	EXPECT_NE(NULL, strstr(out, "\"node_chosen\":"));
+	EXPECT_NE(NULL, strstr(out, "\"reason\":\""));
+	EXPECT_NE(NULL, strstr(out, "\"home_source\":\"histogram\"")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"cpus\":["));
+}
+
+TEST_F(mcpctl, place_node_then_unplace_child)
+{
+	char out[8192], pid[32];
+	cpu_set_t before, after;
+	pid_t child;
+	int status;
+
+	if (!have_node1())
+		SKIP(return, "no node 1");
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	snprintf(pid, sizeof(pid), "%d", child);
+	ASSERT_EQ(0, sched_getaffinity(child, sizeof(before), &before));
+	EXPECT_EQ(0, MCPCTL(out, "place", "-p", pid, "--node", "1")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "placed on node 1")) TH_LOG("%s", out);
+	ASSERT_EQ(0, sched_getaffinity(child, sizeof(after), &after));
+	EXPECT_FALSE(CPU_EQUAL(&before, &after));
+	EXPECT_EQ(0, MCPCTL(out, "unplace", "-p", pid)) TH_LOG("%s", out);
+	ASSERT_EQ(0, sched_getaffinity(child, sizeof(after), &after));
+	EXPECT_TRUE(CPU_EQUAL(&before, &after));
+	/* A second unplace: never placed (any more). */
+	EXPECT_EQ(1, MCPCTL(out, "unplace", "-p", pid));
+	EXPECT_NE(NULL, strstr(out, "never placed")) TH_LOG("%s", out);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+}
+
+TEST_F(mcpctl, place_missing_pid)
+{
+	char out[4096];
+
+	EXPECT_EQ(1, MCPCTL(out, "place", "-p", "4000000"));
+	EXPECT_NE(NULL, strstr(out, "does not exist")) TH_LOG("%s", out);
+}
+
+TEST_F(mcpctl, qos_create_attach_show_delete)
+{
+	char out[8192], pid[32], val[256], want[256];
+	pid_t child;
+	int status;
+
+	if (!have_cgroup2())
+		SKIP(return, "cgroup v2 not mounted at %s", CGROUP_ROOT);
+	ASSERT_EQ(0, MCPCTL(out, "qos", "create", "st-b", "--class", "burstable",
+			    "--cpus", "0.125", "--node", "0", "--memory-low", "64M"))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0, read_str(SLICE "/st-b/cpu.max", val, sizeof(val)));
+	EXPECT_STREQ("12500 100000", val);
+	ASSERT_EQ(0, read_str(SLICE "/st-b/cpu.weight", val, sizeof(val)));
+	EXPECT_STREQ("400", val);
+	ASSERT_EQ(0, read_str(SLICE "/st-b/memory.low", val, sizeof(val)));
+	EXPECT_STREQ("67108864", val);
+	ASSERT_EQ(0, read_str(SLICE "/st-b/cpuset.mems", val, sizeof(val)));
+	EXPECT_STREQ("0", val);
+	ASSERT_EQ(0, read_str(SLICE "/st-b/cpuset.cpus", val, sizeof(val)));
+	ASSERT_EQ(0, read_str("/sys/devices/system/node/node0/cpulist", want, sizeof(want)));
+	EXPECT_STREQ(want, val);
+
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	snprintf(pid, sizeof(pid), "%d", child);
+	EXPECT_EQ(0, MCPCTL(out, "qos", "attach", "st-b", pid)) TH_LOG("%s", out);
+	EXPECT_EQ(0, MCPCTL(out, "qos", "show", "st-b", "--json")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"class\":\"burstable\"")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, pid)) TH_LOG("%s", out);
+	EXPECT_EQ(1, MCPCTL(out, "qos", "delete", "st-b"));
+	EXPECT_NE(NULL, strstr(out, "still has processes")) TH_LOG("%s", out);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	EXPECT_EQ(0, MCPCTL(out, "qos", "delete", "st-b")) TH_LOG("%s", out);
+	EXPECT_NE(0, access(SLICE "/st-b", F_OK));
+	EXPECT_EQ(1, MCPCTL(out, "qos", "attach", "st-b", pid));
+}
+
+MCP_TEST_MAIN
