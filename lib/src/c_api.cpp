@@ -170,6 +170,8 @@ const char *mcp_feature_name(uint64_t feature)
 		return "version";
 	case MCP_FEATURE_TOPOLOGY:
 		return "topology";
+	case MCP_FEATURE_EVENTS:
+		return "events";
 	case MCP_FEATURE_PLACE:
 		return "place";
 	default:
@@ -345,3 +347,9 @@ const char *mcp_strerror_last(void)
 }
 
 } // extern "C"
+
+// For the C entry points of other files (events.cpp).
+int mcp::detail::c_api_fail(int errnum, const char *msg) noexcept
+{
+	return fail(errnum, msg);
+}

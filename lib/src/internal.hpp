@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 
+struct nlmsghdr;
 #include <span>
 #include <string>
 #include <string_view>
@@ -46,6 +47,26 @@ Version decode_version(const struct mcp_version &raw);
 
 // Issues MCP_IOC_GET_VERSION on @fd.  Throws mcp::Error.
 Version read_version(int fd, std::string_view path);
+
+// ---- events (events.cpp) ----
+
+// What one netlink message of an event socket was.
+struct EventParse {
+	std::optional<PlaceEvent> event;	// an MCP_CMD_EVENT_PLACE
+	bool family_removed = false;		// nlctrl: family "mcp" went away
+};
+
+// Parses one message (@len bytes available at @nlh) received on a socket
+// where the "mcp" family has id @family_id.  Other families' messages and
+// unknown commands give an empty EventParse.  Throws mcp::Error(EPROTO) for
+// a malformed MCP_CMD_EVENT_PLACE.
+EventParse parse_event_message(const struct nlmsghdr *nlh, std::size_t len, int family_id);
+
+// The message for @errnum while doing @what with the event socket.
+std::string events_error_message(int errnum, std::string_view what);
+
+// c_api.cpp: records @msg for mcp_strerror_last(); returns -@errnum.
+int c_api_fail(int errnum, const char *msg) noexcept;
 
 // Builds a Topology from the arrays MCP_IOC_GET_TOPOLOGY filled:
 // @nodes (nr_nodes entries), @cpumasks (nr_nodes rows of @cpu_words words),

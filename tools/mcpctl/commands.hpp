@@ -70,6 +70,16 @@ nlohmann::ordered_json qos_json(const mcp::QosInfo &info);
 // "512M", "1G", "1048576", "256MiB" -> bytes; throws mcp::Error(EINVAL).
 std::uint64_t parse_size(std::string_view text);
 
+// ---- monitor (monitor.cpp) ----
+Command add_monitor_command(CLI::App &app);
+// "nearest", "memory-local", ...; "unknown" for other values.
+std::string place_reason_text(std::uint32_t reason);
+// One line per event; @realtime_offset_ns is CLOCK_REALTIME minus
+// CLOCK_MONOTONIC (events carry CLOCK_MONOTONIC).
+std::string format_event_text(const mcp::PlaceEvent &ev, std::int64_t realtime_offset_ns);
+// The schema is documented in Documentation/events.rst.
+nlohmann::ordered_json event_json(const mcp::PlaceEvent &ev, std::int64_t realtime_offset_ns);
+
 } // namespace mcpctl
 
 #endif // MCPCTL_COMMANDS_HPP

@@ -28,6 +28,7 @@ int main(int argc, char **argv)
 	const std::vector<Command> commands = {
 		add_version_command(app),
 		add_info_command(app),
+		add_monitor_command(app),
 		add_place_command(app),
 		add_unplace_command(app),
 		add_run_command(app),

@@ -42,6 +42,7 @@ extern "C" {
 #define MCP_FEATURE_VERSION	(UINT64_C(1) << 0)	/* version query */
 #define MCP_FEATURE_TOPOLOGY	(UINT64_C(1) << 1)	/* topology query */
 #define MCP_FEATURE_PLACE	(UINT64_C(1) << 2)	/* task placement */
+#define MCP_FEATURE_EVENTS	(UINT64_C(1) << 3)	/* netlink events */
 
 /* Default device node, used when no path is given and MCP_DEVICE is unset. */
 #define MCP_DEFAULT_DEVICE	"/dev/mcp"
@@ -397,6 +398,89 @@ MCP_EXPORT int mcp_qos_delete(const char *cgroup_mount, const char *name);
  * Return: the message, or "" if no call has failed on this thread.
  */
 MCP_EXPORT const char *mcp_strerror_last(void);
+
+/*
+ * Events: placement decisions the module applied, received over its
+ * generic netlink family "mcp" (multicast group "events").  Listening needs
+ * no access to /dev/mcp.  Documentation/events.rst has the details.
+ */
+
+/* A subscription to the module's events.  Opaque. */
+struct mcp_events;
+
+/* Values of mcp_event_place.origin (the kernel's enum mcp_place_origin). */
+#define MCP_ORIGIN_IOCTL	1	/* MCP_IOC_PLACE */
+#define MCP_ORIGIN_REBALANCER	2	/* the in-kernel rebalancer */
+#define MCP_ORIGIN_UNPLACE	3	/* MCP_IOC_UNPLACE */
+
+/**
+ * struct mcp_event_place - one applied placement decision
+ * @size:		in: sizeof(struct mcp_event_place)
+ * @pid:		thread id of the task (initial pid namespace)
+ * @from_node:		node before, -1 unknown
+ * @to_node:		node after, -1 none
+ * @reason:		the kernel's enum mcp_place_reason (0 none,
+ *			1 memory-local, 2 nearest, 3 sticky, 4 unchanged,
+ *			5 forced)
+ * @origin:		MCP_ORIGIN_*
+ * @timestamp_ns:	CLOCK_MONOTONIC when it was applied, ns
+ * @comm:		the task's comm, NUL-terminated
+ */
+struct mcp_event_place {
+	uint32_t size;
+	int32_t pid;
+	int32_t from_node;
+	int32_t to_node;
+	uint32_t reason;
+	uint32_t origin;
+	uint64_t timestamp_ns;
+	char comm[16];
+};
+
+/**
+ * mcp_events_open() - subscribe to the module's events
+ * @out:	on success, the new handle; release it with mcp_events_close()
+ *
+ * Return: 0, or -ENOENT (the mcp module is not loaded), -EPROTO (the module
+ * has no "events" group), -EINVAL, -ENOMEM, or another negative errno.
+ */
+MCP_EXPORT int mcp_events_open(struct mcp_events **out);
+
+/**
+ * mcp_events_fd() - the netlink socket, for poll(2)/epoll (POLLIN)
+ *
+ * Return: the descriptor (owned by the handle), or -EINVAL.
+ */
+MCP_EXPORT int mcp_events_fd(const struct mcp_events *events);
+
+/**
+ * mcp_events_next() - wait for the next event
+ * @events:	the subscription
+ * @timeout_ms:	longest wait in ms; 0 = do not wait, negative = forever
+ * @out:	the event; set @out->size first
+ *
+ * Return: 1 with *@out filled, 0 on time-out (or a signal), or -ENODEV
+ * (the module was unloaded), -EINVAL, -EPROTO or another negative errno.
+ */
+MCP_EXPORT int mcp_events_next(struct mcp_events *events, int timeout_ms,
+			       struct mcp_event_place *out);
+
+/**
+ * mcp_events_overruns() - times events were lost since mcp_events_open()
+ *
+ * The kernel drops events for a listener whose receive buffer is full
+ * (ENOBUFS); each such report counts one.  Read events promptly.
+ */
+MCP_EXPORT uint64_t mcp_events_overruns(const struct mcp_events *events);
+
+/* mcp_events_close() - unsubscribe and free @events (NULL is fine). */
+MCP_EXPORT void mcp_events_close(struct mcp_events *events);
+
+/**
+ * mcp_place_origin_name() - "ioctl", "rebalancer", "unplace" or "unknown"
+ * @origin:	MCP_ORIGIN_*
+ */
+MCP_EXPORT const char *mcp_place_origin_name(uint32_t origin);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,9 @@
 #ifndef MCP_MCP_HPP
 #define MCP_MCP_HPP
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -299,6 +301,71 @@ public:
 private:
 	std::string name_;
 	std::string mount_;
+};
+
+// ---- events (Documentation/events.rst) ----
+
+// Who made a placement decision (enum mcp_place_origin).
+enum class PlaceOrigin : std::uint32_t {
+	ioctl = 1,		// MCP_IOC_PLACE
+	rebalancer = 2,		// the in-kernel rebalancer
+	unplace = 3,		// MCP_IOC_UNPLACE
+};
+
+// "ioctl", "rebalancer", "unplace"; "unknown" for other values.
+MCP_EXPORT const char *to_string(PlaceOrigin origin) noexcept;
+
+// One applied placement decision (an MCP_CMD_EVENT_PLACE message).
+struct PlaceEvent {
+	int pid = 0;			// thread id (initial pid namespace)
+	std::string comm;
+	int from_node = -1;		// -1: unknown
+	int to_node = -1;		// -1: none
+	std::uint32_t reason = 0;	// enum mcp_place_reason
+	PlaceOrigin origin = PlaceOrigin::ioctl;
+	std::uint64_t timestamp_ns = 0;	// CLOCK_MONOTONIC
+
+	bool operator==(const PlaceEvent &) const = default;
+};
+
+// A subscription to the "events" multicast group of the generic netlink
+// family "mcp".  Move-only; the socket closes with it.  Needs no access to
+// /dev/mcp.  Not thread-safe: one thread reads one listener.
+class MCP_EXPORT EventListener {
+public:
+	EventListener() noexcept;
+	EventListener(EventListener &&) noexcept;
+	EventListener &operator=(EventListener &&) noexcept;
+	EventListener(const EventListener &) = delete;
+	EventListener &operator=(const EventListener &) = delete;
+	~EventListener();
+
+	// Connects, resolves the family and group and joins the group.
+	// Throws mcp::Error: ENOENT when the module is not loaded.
+	static EventListener open();
+
+	bool is_open() const noexcept { return impl_ != nullptr; }
+	explicit operator bool() const noexcept { return is_open(); }
+	// The netlink socket, for poll(2) (POLLIN); -1 when not open.
+	int fd() const noexcept;
+	// The family id and group id the kernel assigned.
+	int family_id() const noexcept;
+	int group_id() const noexcept;
+	// Times the kernel reported lost events (receive buffer full).
+	std::uint64_t overruns() const noexcept;
+
+	// The next event, waiting at most @timeout (negative: forever);
+	// nullopt on time-out or when a signal interrupts the wait.  Throws
+	// mcp::Error: ENODEV when the module is unloaded meanwhile.
+	std::optional<PlaceEvent> next(std::chrono::milliseconds timeout =
+					       std::chrono::milliseconds(-1));
+
+private:
+	struct Impl;
+	explicit EventListener(std::unique_ptr<Impl> impl) noexcept;
+	bool receive_one();
+
+	std::unique_ptr<Impl> impl_;
 };
 
 } // namespace mcp

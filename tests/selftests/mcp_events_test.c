@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Events: the generic netlink family "mcp" and its "events" multicast group
+ * (kmod/mcp_netlink.c, Documentation/events.rst).
+ *
+ * - the family and the group resolve with the expected name, version and
+ *   maxattr; joining the group works (also unprivileged);
+ * - with MCP_IOC_PLACE: one event per applied placement with the right
+ *   pid, to_node, reason and origin, none for dry runs, none lost from
+ *   EVENTS_THREADS threads x EVENTS_PER_THREAD placements;
+ * - `mcpctl monitor --count 1 --json` prints the event of a placement;
+ * - rmmod with a listener still subscribed is clean, the listener is told
+ *   (CTRL_CMD_DELFAMILY) and the family comes back on reload.
+ *
+ * Uses libnl-genl-3 as applications do.
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/family.h>
+#include <netlink/genl/genl.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+
+#include <linux/genetlink.h>
+
+#include "mcp_test.h"
+
+#define EVENTS_THREADS		4
+#define EVENTS_PER_THREAD	100
+#define MCPCTL_PATH		"/opt/mcp/bin/mcpctl"
+
+struct ev {
+	int pid;
+	int from_node;
+	int to_node;
+	unsigned int reason;
+	unsigned int origin;
+	unsigned long long ts;
+	char comm[16];
+};
+
+/* A socket joined to "events" (and to nlctrl's "notify" if @notify). */
+static struct nl_sock *ev_listen(int notify, int *family_out)
+{
+	struct nl_sock *sk = nl_socket_alloc();
+	int family, grp;
+
+	if (!sk)
+		return NULL;
+	nl_socket_disable_seq_check(sk);
+	if (genl_connect(sk))
+		goto err;
+	family = genl_ctrl_resolve(sk, MCP_GENL_NAME);
+	grp = genl_ctrl_resolve_grp(sk, MCP_GENL_NAME, MCP_GENL_EVENTS_GROUP);
+	if (family < 0 || grp < 0)
+		goto err;
+	if (nl_socket_add_membership(sk, grp))
+		goto err;
+	if (notify) {
+		grp = genl_ctrl_resolve_grp(sk, "nlctrl", "notify");
+		if (grp < 0 || nl_socket_add_membership(sk, grp))
+			goto err;
+	}
+	if (nl_socket_set_nonblocking(sk))
+		goto err;
+	if (family_out)
+		*family_out = family;
+	return sk;
+err:
+	nl_socket_free(sk);
+	return NULL;
+}
+
+/*
+ * Reads one datagram within @timeout_ms.  Returns 1 with *@out for an
+ * mcp place event, 2 for CTRL_CMD_DELFAMILY of "mcp", 0 on time-out or for
+ * other messages, -errno on error.
+ */
+static int ev_read(struct nl_sock *sk, int family, int timeout_ms, struct ev *out)
+{
+	struct pollfd pfd = { .fd = nl_socket_get_fd(sk), .events = POLLIN };
+	unsigned char buf[8192];
+	struct nlmsghdr *nlh;
+	struct genlmsghdr *g;
+	struct nlattr *tb[MCP_ATTR_MAX + 1];
+	struct nlattr *ct[CTRL_ATTR_MAX + 1];
+	ssize_t n;
+
+	if (poll(&pfd, 1, timeout_ms) <= 0)
+		return 0;
+	n = recv(pfd.fd, buf, sizeof(buf), MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EAGAIN ? 0 : -errno;
+	nlh = (struct nlmsghdr *)buf;
+	if (!nlmsg_ok(nlh, (int)n) || !genlmsg_valid_hdr(nlh, 0))
+		return -EPROTO;
+	g = nlmsg_data(nlh);
+	if (nlh->nlmsg_type == GENL_ID_CTRL && g->cmd == CTRL_CMD_DELFAMILY) {
+		if (genlmsg_parse(nlh, 0, ct, CTRL_ATTR_MAX, NULL) ||
+		    !ct[CTRL_ATTR_FAMILY_NAME])
+			return -EPROTO;
+		return strcmp(nla_get_string(ct[CTRL_ATTR_FAMILY_NAME]), MCP_GENL_NAME) ? 0 : 2;
+	}
+	if (nlh->nlmsg_type != family || g->cmd != MCP_CMD_EVENT_PLACE)
+		return 0;
+	if (genlmsg_parse(nlh, 0, tb, MCP_ATTR_MAX, NULL))
+		return -EPROTO;
+	if (!tb[MCP_ATTR_PID] || !tb[MCP_ATTR_COMM] || !tb[MCP_ATTR_FROM_NODE] ||
+	    !tb[MCP_ATTR_TO_NODE] || !tb[MCP_ATTR_REASON] || !tb[MCP_ATTR_ORIGIN] ||
+	    !tb[MCP_ATTR_TIMESTAMP_NS])
+		return -EPROTO;
+	memset(out, 0, sizeof(*out));
+	out->pid = (int)nla_get_u32(tb[MCP_ATTR_PID]);
+	out->from_node = (int)nla_get_u32(tb[MCP_ATTR_FROM_NODE]);
+	out->to_node = (int)nla_get_u32(tb[MCP_ATTR_TO_NODE]);
+	out->reason = nla_get_u32(tb[MCP_ATTR_REASON]);
+	out->origin = nla_get_u32(tb[MCP_ATTR_ORIGIN]);
+	out->ts = (unsigned long long)nla_get_u64(tb[MCP_ATTR_TIMESTAMP_NS]);
+	nla_strlcpy(out->comm, tb[MCP_ATTR_COMM], sizeof(out->comm));
+	return 1;
+}
+
+static unsigned long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Number of online nodes with CPUs, from sysfs ("0-1" style has_cpu). */
+static int nr_cpu_nodes(void)
+{
+	char buf[64];
+	int a, b;
+
+	if (mcp_read_file("/sys/devices/system/node/has_cpu", buf, sizeof(buf)) <= 0)
+		return 1;
+	if (sscanf(buf, "%d-%d", &a, &b) == 2)
+		return b - a + 1;
+	return 1;
+}
+
+/* MCP_IOC_PLACE of the calling thread on @node; 0 or -errno. */
+static int place_on(int fd, int node, unsigned int extra_flags)
+{
+	struct mcp_place p = {
+		.size = sizeof(p),
+		.flags = MCP_PLACE_NODE | MCP_PLACE_FORCE | extra_flags,
+		.node = node,
+	};
+
+	return mcp_ioctl(fd, MCP_IOC_PLACE, &p);
+}
+
+static void unplace_self(int fd)
+{
+	struct mcp_unplace u = { .size = sizeof(u) };
+
+	mcp_ioctl(fd, MCP_IOC_UNPLACE, &u);
+}
+
+/* Skips unless MCP_IOC_PLACE exists in this module. */
+#define REQUIRE_PLACE(fd)						\
+	do {								\
+		struct mcp_version __v = { .size = sizeof(__v) };	\
+		ASSERT_EQ(0, mcp_ioctl(fd, MCP_IOC_GET_VERSION, &__v));	\
+		if (!(__v.features & MCP_FEAT_PLACE))			\
+			SKIP(return, "MCP_IOC_PLACE not in this module");	\
+	} while (0)
+
+TEST(family_resolves)
+{
+	struct nl_sock *sk = nl_socket_alloc();
+	struct nl_cache *cache = NULL;
+	struct genl_family *fam;
+	int id, grp;
+
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	ASSERT_NE(NULL, sk);
+	ASSERT_EQ(0, genl_connect(sk));
+	id = genl_ctrl_resolve(sk, MCP_GENL_NAME);
+	ASSERT_LE(GENL_MIN_ID, id) TH_LOG("family %s: %d", MCP_GENL_NAME, id);
+	grp = genl_ctrl_resolve_grp(sk, MCP_GENL_NAME, MCP_GENL_EVENTS_GROUP);
+	ASSERT_LT(0, grp) TH_LOG("group %s: %d", MCP_GENL_EVENTS_GROUP, grp);
+	EXPECT_GT(0, genl_ctrl_resolve_grp(sk, MCP_GENL_NAME, "no-such-group"));
+
+	ASSERT_EQ(0, genl_ctrl_alloc_cache(sk, &cache));
+	fam = genl_ctrl_search_by_name(cache, MCP_GENL_NAME);
+	ASSERT_NE(NULL, fam);
+	EXPECT_EQ(id, genl_family_get_id(fam));
+	EXPECT_EQ(MCP_GENL_VERSION, genl_family_get_version(fam));
+	EXPECT_EQ(MCP_ATTR_MAX, genl_family_get_maxattr(fam));
+	EXPECT_STREQ(MCP_GENL_NAME, genl_family_get_name(fam));
+	genl_family_put(fam);
+	nl_cache_free(cache);
+	nl_socket_free(sk);
+}
+
+TEST(feature_bit_and_counters)
+{
+	struct mcp_version v = { .size = sizeof(v) };
+	int fd;
+
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	fd = mcp_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, mcp_ioctl(fd, MCP_IOC_GET_VERSION, &v));
+	EXPECT_EQ(MCP_FEAT_EVENTS, v.features & MCP_FEAT_EVENTS);
+	close(fd);
+	EXPECT_LE(0, mcp_counter("events_sent"));
+	EXPECT_LE(0, mcp_counter("events_unheard"));
+	EXPECT_LE(0, mcp_counter("events_dropped"));
+}
+
+TEST(join_group)
+{
+	struct nl_sock *sk;
+	struct ev e;
+	int family;
+
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	sk = ev_listen(0, &family);
+	ASSERT_NE(NULL, sk);
+	/* Nothing places anything: nothing arrives. */
+	EXPECT_EQ(0, ev_read(sk, family, 200, &e));
+	nl_socket_free(sk);
+}
+
+/* Any user may listen: events carry what /proc shows everyone. */
+TEST(join_group_unprivileged)
+{
+	struct passwd *pw = getpwnam("nobody");
+	uid_t uid = pw ? pw->pw_uid : 65534;
+	int status;
+	pid_t child;
+
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		struct nl_sock *sk;
+
+		if (setgid(uid) || setuid(uid))
+			_exit(3);
+		sk = ev_listen(0, NULL);
+		_exit(sk ? 0 : 1);
+	}
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST(one_event_per_placement)
+{
+	int fd, family, node, nodes = nr_cpu_nodes(), ret;
+	long long sent0;
+	unsigned long long t0;
+	struct nl_sock *sk;
+	struct ev e;
+
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	fd = mcp_open();
+	ASSERT_LE(0, fd);
+	REQUIRE_PLACE(fd);
+	sk = ev_listen(0, &family);
+	ASSERT_NE(NULL, sk);
+	sent0 = mcp_counter("events_sent");
+
+	for (node = 0; node < nodes; node++) {
+		t0 = mono_ns();
+		ASSERT_EQ(0, place_on(fd, node, 0));
+		ret = ev_read(sk, family, 2000, &e);
+		ASSERT_EQ(1, ret) TH_LOG("no event for the placement on node %d (%d)", node, ret);
+		EXPECT_EQ(gettid(), e.pid);
+		EXPECT_EQ(node, e.to_node);
+		EXPECT_EQ(MCP_PLACE_REASON_FORCED, e.reason);
+		EXPECT_EQ(MCP_PLACE_ORIGIN_IOCTL, e.origin);
+		EXPECT_LE(t0, e.ts);
+		EXPECT_GE(mono_ns(), e.ts);
+		EXPECT_STREQ("mcp_events_test", e.comm);
+		EXPECT_LE(-1, e.from_node);
+		/* Exactly one. */
+		EXPECT_EQ(0, ev_read(sk, family, 100, &e));
+	}
+	EXPECT_EQ(sent0 + nodes, mcp_counter("events_sent"));
+	unplace_self(fd);
+	nl_socket_free(sk);
+	close(fd);
+}
+
+TEST(no_event_for_dry_run)
+{
+	int fd, family, i;
+	long long sent0, unheard0, dropped0;
+	struct nl_sock *sk;
+	struct ev e;
+
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	fd = mcp_open();
+	ASSERT_LE(0, fd);
+	REQUIRE_PLACE(fd);
+	sk = ev_listen(0, &family);
+	ASSERT_NE(NULL, sk);
+	sent0 = mcp_counter("events_sent");
+	unheard0 = mcp_counter("events_unheard");
+	dropped0 = mcp_counter("events_dropped");
+	for (i = 0; i < 10; i++)
+		ASSERT_EQ(0, place_on(fd, 0, MCP_PLACE_DRY_RUN));
+	EXPECT_EQ(0, ev_read(sk, family, 300, &e));
+	EXPECT_EQ(sent0, mcp_counter("events_sent"));
+	EXPECT_EQ(unheard0, mcp_counter("events_unheard"));
+	EXPECT_EQ(dropped0, mcp_counter("events_dropped"));
+	nl_socket_free(sk);
+	close(fd);
+}
+
+/* Without a listener the event is counted as unheard, not sent. */
+TEST(no_listener_counts_unheard)
+{
+	long long sent0, unheard0;
+	int fd;
+
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	fd = mcp_open();
+	ASSERT_LE(0, fd);
+	REQUIRE_PLACE(fd);
+	sent0 = mcp_counter("events_sent");
+	unheard0 = mcp_counter("events_unheard");
+	ASSERT_EQ(0, place_on(fd, 0, 0));
+	EXPECT_EQ(sent0, mcp_counter("events_sent"));
+	EXPECT_EQ(unheard0 + 1, mcp_counter("events_unheard"));
+	unplace_self(fd);
+	close(fd);
+}
+
+struct placer {
+	int fd;
+	int nodes;
+	int tid;
+	int errors;
+	pthread_barrier_t *start;
+};
+
+static void *placer_fn(void *arg)
+{
+	struct placer *p = arg;
+	int i;
+
+	p->tid = gettid();
+	pthread_barrier_wait(p->start);
+	for (i = 0; i < EVENTS_PER_THREAD; i++)
+		if (place_on(p->fd, i % p->nodes, 0))
+			p->errors++;
+	unplace_self(p->fd);
+	return NULL;
+}
+
+TEST(threads_lose_no_events)
+{
+	struct placer pl[EVENTS_THREADS];
+	pthread_t th[EVENTS_THREADS];
+	pthread_barrier_t start;
+	int per_tid[EVENTS_THREADS] = { 0 };
+	int fd, family, i, ret, got = 0, others = 0, rcvbuf = 4 << 20;
+	long long dropped0;
+	struct nl_sock *sk;
+	struct ev e;
+
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	fd = mcp_open();
+	ASSERT_LE(0, fd);
+	REQUIRE_PLACE(fd);
+	sk = ev_listen(0, &family);
+	ASSERT_NE(NULL, sk);
+	/* Root may exceed rmem_max: room for every event of the test. */
+	ASSERT_EQ(0, setsockopt(nl_socket_get_fd(sk), SOL_SOCKET, SO_RCVBUFFORCE,
+				&rcvbuf, sizeof(rcvbuf)));
+	dropped0 = mcp_counter("events_dropped");
+
+	ASSERT_EQ(0, pthread_barrier_init(&start, NULL, EVENTS_THREADS));
+	for (i = 0; i < EVENTS_THREADS; i++) {
+		pl[i] = (struct placer){ .fd = fd, .nodes = nr_cpu_nodes(), .start = &start };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, placer_fn, &pl[i]));
+	}
+	/* Read while they place. */
+	while ((ret = ev_read(sk, family, 3000, &e)) == 1) {
+		for (i = 0; i < EVENTS_THREADS; i++) {
+			if (e.pid == pl[i].tid && e.origin == MCP_PLACE_ORIGIN_IOCTL) {
+				per_tid[i]++;
+				break;
+			}
+		}
+		if (i == EVENTS_THREADS)
+			others++; /* unplace or rebalancer events */
+		got++;
+	}
+	for (i = 0; i < EVENTS_THREADS; i++)
+		pthread_join(th[i], NULL);
+	EXPECT_LE(0, ret);
+	for (i = 0; i < EVENTS_THREADS; i++) {
+		EXPECT_EQ(0, pl[i].errors);
+		EXPECT_EQ(EVENTS_PER_THREAD, per_tid[i]) TH_LOG("thread %d", i);
+	}
+	EXPECT_EQ(dropped0, mcp_counter("events_dropped"));
+	TH_LOG("%d events (%d from %d threads x %d placements, %d others)", got,
+	       got - others, EVENTS_THREADS, EVENTS_PER_THREAD, others);
+	pthread_barrier_destroy(&start);
+	nl_socket_free(sk);
+	close(fd);
+}
+
+/* `mcpctl monitor --count 1 --json` prints the event of a placement. */
+TEST(mcpctl_monitor_json)
+{
+	char line[1024] = "", pidkey[32];
+	int fd, pipefd[2], status, i, tries;
+	ssize_t n = 0, r;
+	pid_t child;
+
+	if (access(MCPCTL_PATH, X_OK))
+		SKIP(return, "%s not in this image", MCPCTL_PATH);
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	fd = mcp_open();
+	ASSERT_LE(0, fd);
+	REQUIRE_PLACE(fd);
+	ASSERT_EQ(0, pipe(pipefd));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		dup2(pipefd[1], 1);
+		close(pipefd[0]);
+		execl(MCPCTL_PATH, "mcpctl", "monitor", "--count", "1", "--json",
+		      "--timeout", "20", (char *)NULL);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+	/* Place until mcpctl, once subscribed, reports one. */
+	for (tries = 0; tries < 150 && !strchr(line, '\n'); tries++) {
+		struct pollfd pfd = { .fd = pipefd[0], .events = POLLIN };
+
+		ASSERT_EQ(0, place_on(fd, 0, 0));
+		if (poll(&pfd, 1, 100) > 0) {
+			r = read(pipefd[0], line + n, sizeof(line) - 1 - n);
+			if (r > 0)
+				n += r;
+			line[n] = '\0';
+		}
+	}
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	r = read(pipefd[0], line + n, sizeof(line) - 1 - n);
+	if (r > 0)
+		n += r;
+	line[n] = '\0';
+	close(pipefd[0]);
+	TH_LOG("mcpctl monitor: %s", line);
+	/* One JSON object on one line, with the documented keys. */
+	ASSERT_LT(1, n);
+	EXPECT_EQ('{', line[0]);
+	EXPECT_EQ('\n', line[n - 1]);
+	EXPECT_EQ('}', line[n - 2]);
+	for (i = 0; i < n - 1; i++)
+		EXPECT_NE('\n', line[i]);
+	snprintf(pidkey, sizeof(pidkey), "\"pid\":%d,", gettid());
+	EXPECT_NE(NULL, strstr(line, "\"event\":\"place\""));
+	EXPECT_NE(NULL, strstr(line, pidkey));
+	EXPECT_NE(NULL, strstr(line, "\"to_node\":0,"));
+	EXPECT_NE(NULL, strstr(line, "\"reason\":\"forced\""));
+	EXPECT_NE(NULL, strstr(line, "\"origin\":\"ioctl\""));
+	EXPECT_NE(NULL, strstr(line, "\"comm\":\"mcp_events_test\""));
+	EXPECT_NE(NULL, strstr(line, "\"timestamp_ns\":"));
+	unplace_self(fd);
+	close(fd);
+}
+
+/*
+ * rmmod while a listener is subscribed: the unload succeeds, the listener
+ * hears CTRL_CMD_DELFAMILY, the family is gone; a reload brings it back
+ * and a new listener works.
+ */
+TEST(unload_with_listener_subscribed)
+{
+	struct nl_sock *sk, *probe, *again;
+	int family, ret, seen_del = 0, i;
+	struct ev e;
+
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	sk = ev_listen(1, &family);
+	ASSERT_NE(NULL, sk);
+
+	ret = mcp_unload_module(O_NONBLOCK);
+	ASSERT_EQ(0, ret) TH_LOG("delete_module: %s", strerror(-ret));
+	for (i = 0; i < 20 && !seen_del; i++) {
+		ret = ev_read(sk, family, 100, &e);
+		ASSERT_LE(0, ret);
+		seen_del = ret == 2;
+	}
+	EXPECT_TRUE(seen_del);
+
+	probe = nl_socket_alloc();
+	ASSERT_NE(NULL, probe);
+	ASSERT_EQ(0, genl_connect(probe));
+	EXPECT_GT(0, genl_ctrl_resolve(probe, MCP_GENL_NAME));
+
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	EXPECT_LE(GENL_MIN_ID, genl_ctrl_resolve(probe, MCP_GENL_NAME));
+	nl_socket_free(probe);
+	/* The old socket is still usable (and quiet); close it after reload. */
+	EXPECT_LE(0, ev_read(sk, family, 50, &e));
+	nl_socket_free(sk);
+
+	again = ev_listen(0, NULL);
+	EXPECT_NE(NULL, again);
+	if (again)
+		nl_socket_free(again);
+}
+
+MCP_TEST_MAIN
