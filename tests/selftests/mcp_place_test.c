@@ -211,11 +211,25 @@ static int nr_cpu_ids_sys(void)
 	return atoi(p) + 1;
 }
 
+static void alloc_on(int node, size_t size)
+{
+	unsigned long nodemask = 1UL << node;
+	char *mem;
+
+	set_mempolicy(MPOL_BIND, &nodemask, sizeof(nodemask) * 8);
+	mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem != MAP_FAILED)
+		memset(mem, 1, size);
+	set_mempolicy(MPOL_DEFAULT, NULL, 0);
+}
+
 /*
- * A child that allocates MEM_SIZE on @mem_node (-1: nothing), reports
- * ready through a pipe and sleeps until killed.
+ * A child that allocates MEM_SIZE on @mem_node (-1: nothing) and as much
+ * on @mem_node2 (-1: nothing), reports ready through a pipe and sleeps
+ * until killed.
  */
-static pid_t spawn_sleeper(int mem_node)
+static pid_t spawn_sleeper2(int mem_node, int mem_node2)
 {
 	int pfd[2];
 	pid_t pid;
@@ -228,17 +242,10 @@ static pid_t spawn_sleeper(int mem_node)
 		/* Never outlive the test, even one that failed an ASSERT. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(pfd[0]);
-		if (mem_node >= 0) {
-			unsigned long nodemask = 1UL << mem_node;
-			char *mem;
-
-			set_mempolicy(MPOL_BIND, &nodemask, sizeof(nodemask) * 8);
-			mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (mem != MAP_FAILED)
-				memset(mem, 1, MEM_SIZE);
-			set_mempolicy(MPOL_DEFAULT, NULL, 0);
-		}
+		if (mem_node >= 0)
+			alloc_on(mem_node, MEM_SIZE);
+		if (mem_node2 >= 0)
+			alloc_on(mem_node2, MEM_SIZE);
 		c = 1;
 		if (write(pfd[1], &c, 1) != 1)
 			_exit(1);
@@ -253,6 +260,11 @@ static pid_t spawn_sleeper(int mem_node)
 	}
 	close(pfd[0]);
 	return pid;
+}
+
+static pid_t spawn_sleeper(int mem_node)
+{
+	return spawn_sleeper2(mem_node, -1);
 }
 
 static void reap(pid_t pid)
@@ -765,6 +777,36 @@ TEST_F_TIMEOUT(place, rebalancer_no_spurious_move, 60)
 	reap(child);
 }
 
+/* Memory split evenly over two nodes: a kept task never trades places. */
+TEST_F_TIMEOUT(place, rebalancer_no_ping_pong_between_equal_nodes, 60)
+{
+	int n0 = self->t.ids[0], n1 = self->t.ids[1], moves = 0, on = n0;
+	pid_t child = spawn_sleeper2(n0, n1);
+	struct req r;
+
+	ASSERT_LT(0, child);
+	ASSERT_EQ(0, knob_set("rebalance_ms", 100));
+	ASSERT_EQ(0, knob_set("stickiness_ms", 100));
+	ASSERT_EQ(0, knob_set("min_idle_cpus", 0));
+	req_init(&r, child, MCP_PLACE_KEEP | MCP_PLACE_NODE);
+	r.p.node = n0;
+	ASSERT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_PLACE, &r.p));
+	/* 3 s is 30 passes past stickiness. */
+	for (int i = 0; i < 60; i++) {
+		int now = wait_on_node(&self->t, child, n0, 0) ? n0 :
+			  wait_on_node(&self->t, child, n1, 0) ? n1 : -1;
+
+		if (now != on) {
+			moves++;
+			on = now;
+		}
+		msleep(50);
+	}
+	EXPECT_EQ(0, moves);
+	EXPECT_EQ(n0, on);
+	reap(child);
+}
+
 TEST_F(place, esrch_eperm_kthread)
 {
 	struct mcp_unplace u = { .size = sizeof(u) };
@@ -920,6 +962,7 @@ TEST_F_TIMEOUT(place, short_lived_tasks_leave_no_state, 300)
 	struct short_arg a = { .fd = self->fd, .node = self->t.ids[1] };
 	long long peak = 0, left = -1;
 	pthread_t th[BATCH];
+	int waited_ms = 0;
 
 	/* Kept ones are pruned when they exit, not sampled. */
 	ASSERT_EQ(0, knob_set("stickiness_ms", 60000));
@@ -950,7 +993,10 @@ TEST_F_TIMEOUT(place, short_lived_tasks_leave_no_state, 300)
 		if (left == self->placed0)
 			break;
 		msleep(50);
+		waited_ms += 50;
 	}
+	TH_LOG("placed_tasks back to %lld within %d ms of the last exit (rebalance_ms 100)",
+	       left, waited_ms);
 	EXPECT_EQ(self->placed0, left);
 }
 
