@@ -16,13 +16,19 @@
  *    The comparison is strict, so two nodes with equal shares never trade
  *    a task back and forth.
  *
- * The sample: up to MCP_REBALANCE_SAMPLES pages spread evenly over the
+ * The sample: about MCP_REBALANCE_SAMPLES pages spread evenly over the
  * task's readable anonymous mappings, looked up with
  * get_user_pages_remote(FOLL_DUMP), which reports holes instead of
  * faulting them in; swapped-out pages and pages under a NUMA hinting
  * fault are not seen.  File-backed mappings are not sampled (looking them
  * up could read the file).  The mm's mmap_lock is only try-locked: a task
  * whose mm is busy is looked at again next pass.
+ *
+ * Cost bounds: consecutive tasks of one mm (threads, adjacent pids) share
+ * one sample per pass, and a pass does at most MCP_REBALANCE_PASS_LOOKUPS
+ * page lookups; when they run out, the next pass carries on from the task
+ * where this one stopped (mcp_rebalance_cursor).  Dropping exited tasks is
+ * not budgeted: every pass looks at every entry for that.
  *
  * Locks: see mcp_place.h.  The work takes mcp_place_lock, then a target's
  * mmap_lock for reading.
@@ -39,13 +45,22 @@
 #include "mcp_place.h"
 #include "mcp_trace.h"
 
-#define MCP_REBALANCE_SAMPLES	1024
+#define MCP_REBALANCE_SAMPLES		256
+#define MCP_REBALANCE_PASS_LOOKUPS	4096
+
+/* One pass's sample of the last mm looked at, and its lookup budget. */
+struct mcp_rebalance_pass {
+	struct mm_struct *mm;	/* with a reference (mmget), or NULL */
+	unsigned long seen;	/* pages found in its sample */
+	long budget;		/* page lookups left in this pass */
+};
 
 static struct delayed_work mcp_rebalance_work;
 /* The work's own buffers (works of one delayed_work never overlap). */
 static cpumask_var_t mcp_rebalance_idle;
 static unsigned int *mcp_rebalance_idle_count;	/* per node id */
-static u64 *mcp_rebalance_hist;			/* per node id */
+static u64 *mcp_rebalance_hist;			/* per node id, of pass.mm */
+static unsigned long mcp_rebalance_cursor;	/* pid to start from */
 
 static bool mcp_rebalance_vma_ok(const struct vm_area_struct *vma)
 {
@@ -53,19 +68,19 @@ static bool mcp_rebalance_vma_ok(const struct vm_area_struct *vma)
 	       !(vma->vm_flags & (VM_IO | VM_PFNMAP));
 }
 
-/* Fills @hist with sampled resident pages per node; returns pages seen. */
-static unsigned long mcp_rebalance_sample(struct task_struct *p, u64 *hist)
+/*
+ * Fills @hist with sampled resident pages of @mm per node; returns the
+ * pages seen and adds the lookups made to *@tries.
+ */
+static unsigned long mcp_rebalance_sample(struct mm_struct *mm, u64 *hist,
+					  unsigned long *triesp)
 {
 	unsigned long pages = 0, tries = 0, seen = 0, step, addr;
 	struct vm_area_struct *vma;
-	struct mm_struct *mm;
 
 	memset(hist, 0, nr_node_ids * sizeof(*hist));
-	mm = get_task_mm(p);
-	if (!mm)
-		return 0;
 	if (!mmap_read_trylock(mm))
-		goto out_mmput;
+		return 0;
 
 	for (vma = find_vma(mm, 0); vma; vma = find_vma(mm, vma->vm_end))
 		if (mcp_rebalance_vma_ok(vma))
@@ -94,12 +109,34 @@ static unsigned long mcp_rebalance_sample(struct task_struct *p, u64 *hist)
 		}
 	}
 	mmap_read_unlock(mm);
-out_mmput:
-	mmput(mm);
+	*triesp += tries;
 	return seen;
 }
 
-static void mcp_rebalance_task(struct mcp_place_task *pt)
+/* Samples @p's mm into mcp_rebalance_hist unless the pass already did. */
+static unsigned long mcp_rebalance_sample_task(struct task_struct *p,
+					       struct mcp_rebalance_pass *pass)
+{
+	unsigned long tries = 0;
+	struct mm_struct *mm;
+
+	mm = get_task_mm(p);
+	if (!mm)
+		return 0;
+	if (mm == pass->mm) {
+		mmput(mm);
+		return pass->seen;
+	}
+	if (pass->mm)
+		mmput(pass->mm);
+	pass->mm = mm;
+	pass->seen = mcp_rebalance_sample(mm, mcp_rebalance_hist, &tries);
+	pass->budget -= max(tries, 1UL);
+	return pass->seen;
+}
+
+static void mcp_rebalance_task(struct mcp_place_task *pt,
+			       struct mcp_rebalance_pass *pass)
 {
 	u64 stick_ns = (u64)READ_ONCE(mcp_place_stickiness_ms) * NSEC_PER_MSEC;
 	unsigned int hyst = READ_ONCE(mcp_place_hysteresis_pct);
@@ -110,7 +147,7 @@ static void mcp_rebalance_task(struct mcp_place_task *pt)
 
 	if (ktime_get_ns() - pt->last_ns < stick_ns)
 		return;
-	if (!mcp_rebalance_sample(pt->task, hist))
+	if (!mcp_rebalance_sample_task(pt->task, pass))
 		return;
 
 	for (nid = 0; nid < nr_node_ids; nid++)
@@ -137,8 +174,11 @@ static void mcp_rebalance_task(struct mcp_place_task *pt)
 
 static void mcp_rebalance_workfn(struct work_struct *work)
 {
+	struct mcp_rebalance_pass pass = {
+		.budget = MCP_REBALANCE_PASS_LOOKUPS,
+	};
 	struct mcp_place_task *pt;
-	unsigned long pid;
+	unsigned long pid, next = 0;
 
 	mcp_idle_snapshot(mcp_rebalance_idle);
 	mcp_place_idle_per_node(mcp_rebalance_idle, mcp_rebalance_idle_count);
@@ -147,10 +187,20 @@ static void mcp_rebalance_workfn(struct work_struct *work)
 	xa_for_each(&mcp_place_tasks, pid, pt) {
 		if (mcp_place_task_gone(pt))
 			mcp_place_forget(pid, pt);
-		else if (pt->keep)
-			mcp_rebalance_task(pt);
 		cond_resched();
 	}
+	xa_for_each_start(&mcp_place_tasks, pid, pt, mcp_rebalance_cursor) {
+		if (pass.budget <= 0) {
+			next = pid;
+			break;
+		}
+		if (pt->keep)
+			mcp_rebalance_task(pt, &pass);
+		cond_resched();
+	}
+	mcp_rebalance_cursor = next;
+	if (pass.mm)
+		mmput(pass.mm);
 	mutex_unlock(&mcp_place_lock);
 
 	schedule_delayed_work(&mcp_rebalance_work,

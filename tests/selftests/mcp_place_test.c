@@ -335,6 +335,30 @@ static void spin_stop(struct spinners *s)
 	s->nr = 0;
 }
 
+/*
+ * Waits (up to ~10 s) until @node has enough idle CPUs for a dry run on
+ * @pid with all memory on @node to choose it: under TCG on a loaded host
+ * a quiet CPU can look busy for a window.  Returns 1 when it does.
+ */
+static int wait_node_qualifies(int fd, pid_t pid, int node)
+{
+	struct req r;
+
+	for (int i = 0; i < 50; i++) {
+		req_init(&r, pid, MCP_PLACE_DRY_RUN | MCP_PLACE_FORCE);
+		req_hist(&r, node);
+		if (mcp_ioctl(fd, MCP_IOC_PLACE, &r.p) == 0 &&
+		    r.p.node_chosen == node)
+			return 1;
+		msleep(200);
+	}
+	fprintf(stderr, "# node %d never qualified; idle CPUs per node:", node);
+	for (unsigned int i = 0; i < r.p.nr_node_ids && i < MAX_NODES; i++)
+		fprintf(stderr, " %u", r.idle[i]);
+	fprintf(stderr, "\n");
+	return 0;
+}
+
 FIXTURE(place) {
 	int fd;
 	struct topo t;
@@ -420,6 +444,7 @@ TEST_F(place, memory_local_self)
 	r.p.histogram_ptr = (uintptr_t)r.hist;
 	r.p.histogram_nodes = MAX_NODES;
 
+	EXPECT_TRUE(wait_node_qualifies(self->fd, 0, node));
 	ASSERT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_PLACE, &r.p));
 	EXPECT_EQ(node, r.p.node_chosen);
 	EXPECT_EQ(node, r.p.home_node);
@@ -457,6 +482,7 @@ TEST_F(place, memory_local_child_and_dry_run)
 
 	ASSERT_LT(0, child);
 	ASSERT_EQ(0, get_affinity(child, &before));
+	EXPECT_TRUE(wait_node_qualifies(self->fd, child, node));
 
 	req_init(&r, child, MCP_PLACE_DRY_RUN);
 	req_hist(&r, node);
@@ -469,6 +495,7 @@ TEST_F(place, memory_local_child_and_dry_run)
 	EXPECT_TRUE(CPU_EQUAL(&before, &now));
 	EXPECT_EQ(self->placed0, mcp_counter("placed_tasks"));
 
+	EXPECT_TRUE(wait_node_qualifies(self->fd, child, node));
 	req_init(&r, child, 0);
 	req_hist(&r, node);
 	ASSERT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_PLACE, &r.p));
@@ -572,6 +599,7 @@ TEST_F(place, sticky_force_node)
 	ASSERT_LT(0, child);
 	ASSERT_EQ(0, knob_set("stickiness_ms", 60000));
 
+	EXPECT_TRUE(wait_node_qualifies(self->fd, child, n0));
 	req_init(&r, child, 0);
 	req_hist(&r, n0);
 	ASSERT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_PLACE, &r.p));
@@ -585,6 +613,7 @@ TEST_F(place, sticky_force_node)
 	ASSERT_EQ(0, get_affinity(child, &now));
 	EXPECT_TRUE(CPU_EQUAL(&self->t.cpus[n0], &now));
 
+	EXPECT_TRUE(wait_node_qualifies(self->fd, child, n1));
 	req_init(&r, child, MCP_PLACE_FORCE);
 	req_hist(&r, n1);
 	ASSERT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_PLACE, &r.p));
@@ -604,6 +633,7 @@ TEST_F(place, sticky_force_node)
 	/* Stickiness expires. */
 	ASSERT_EQ(0, knob_set("stickiness_ms", 200));
 	msleep(300);
+	EXPECT_TRUE(wait_node_qualifies(self->fd, child, n1));
 	req_init(&r, child, 0);
 	req_hist(&r, n1);
 	ASSERT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_PLACE, &r.p));
@@ -775,6 +805,47 @@ TEST_F_TIMEOUT(place, rebalancer_no_spurious_move, 60)
 	msleep(2000);
 	EXPECT_TRUE(wait_on_node(&self->t, child, n0, 0));
 	reap(child);
+}
+
+/*
+ * Many kept tasks, more than one rebalancer pass samples (its lookup
+ * budget runs out and the next pass carries on): a task whose memory
+ * moved is still moved, and every state goes with its task.
+ */
+TEST_F_TIMEOUT(place, rebalancer_many_kept_tasks, 120)
+{
+	enum { NR = 48 };
+	int n0 = self->t.ids[0], n1 = self->t.ids[1];
+	unsigned long from = 1UL << n0, to = 1UL << n1;
+	pid_t others[NR], child;
+	struct req r;
+
+	ASSERT_EQ(0, knob_set("rebalance_ms", 100));
+	ASSERT_EQ(0, knob_set("stickiness_ms", 200));
+	ASSERT_EQ(0, knob_set("min_idle_cpus", 0));
+	for (int i = 0; i < NR; i++) {
+		others[i] = spawn_sleeper(-1);
+		ASSERT_LT(0, others[i]);
+		req_init(&r, others[i], MCP_PLACE_KEEP | MCP_PLACE_NODE);
+		r.p.node = n0;
+		ASSERT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_PLACE, &r.p));
+	}
+	child = spawn_sleeper(n0);
+	ASSERT_LT(0, child);
+	req_init(&r, child, MCP_PLACE_KEEP | MCP_PLACE_NODE);
+	r.p.node = n0;
+	ASSERT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_PLACE, &r.p));
+	EXPECT_EQ(NR + 1, mcp_counter("placed_tasks") - self->placed0);
+
+	ASSERT_LE(0, migrate_pages(child, sizeof(from) * 8, &from, &to));
+	EXPECT_TRUE(wait_on_node(&self->t, child, n1, 20000));
+
+	for (int i = 0; i < NR; i++)
+		reap(others[i]);
+	reap(child);
+	for (int i = 0; i < 100 && mcp_counter("placed_tasks") != self->placed0; i++)
+		msleep(50);
+	EXPECT_EQ(self->placed0, mcp_counter("placed_tasks"));
 }
 
 /* Memory split evenly over two nodes: a kept task never trades places. */
