@@ -134,8 +134,6 @@ PlaceResult decode_place(const struct mcp_place &arg, int pid, bool dry_run,
 			 std::span<const std::uint64_t> mask,
 			 std::span<const std::uint32_t> idle);
 
-// Highest id + 1 in a kernel list file such as "0-3,8" (0 if unreadable).
-unsigned max_id_in_list_file(const char *path);
 // Parses "0-3,8" into ids; throws mcp::Error(EINVAL) when malformed.
 std::vector<unsigned> parse_id_list(std::string_view list);
 

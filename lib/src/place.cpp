@@ -5,11 +5,10 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -60,6 +59,22 @@ static bool parse_hex(std::string_view s, std::uint64_t &v)
 	return ec == std::errc() && p == s.data() + s.size();
 }
 
+// The next space-separated field of @line, advancing it.
+static std::string_view next_field(std::string_view &line)
+{
+	std::size_t b = line.find_first_not_of(' ');
+
+	if (b == std::string_view::npos) {
+		line = {};
+		return {};
+	}
+	line.remove_prefix(b);
+	std::size_t e = line.find(' ');
+	std::string_view f = line.substr(0, e);
+	line.remove_prefix(e == std::string_view::npos ? line.size() : e);
+	return f;
+}
+
 std::vector<MapRange> parse_maps(std::string_view text)
 {
 	std::vector<MapRange> out;
@@ -71,18 +86,23 @@ std::vector<MapRange> parse_maps(std::string_view text)
 		text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
 
 		// start-end perms offset dev inode [path]
-		std::istringstream in{std::string(line)};
-		std::string range, perms, offset, dev, inode, path;
-
-		if (!(in >> range >> perms >> offset >> dev >> inode))
+		std::string_view range = next_field(line);
+		std::string_view perms = next_field(line);
+		std::string_view offset = next_field(line);
+		std::string_view dev = next_field(line);
+		std::string_view inode = next_field(line);
+		if (inode.empty() || offset.empty() || dev.empty())
 			continue;
-		std::getline(in >> std::ws, path);
+		std::size_t b = line.find_first_not_of(' ');
+		std::string_view path = b == std::string_view::npos ? std::string_view() : line.substr(b);
+		while (!path.empty() && path.back() == ' ')
+			path.remove_suffix(1);
+
 		std::size_t dash = range.find('-');
 		MapRange r;
-		if (dash == std::string::npos || perms.size() < 4 ||
-		    !parse_hex(std::string_view(range).substr(0, dash), r.start) ||
-		    !parse_hex(std::string_view(range).substr(dash + 1), r.end) ||
-		    r.end <= r.start)
+		if (dash == std::string_view::npos || perms.size() < 4 ||
+		    !parse_hex(range.substr(0, dash), r.start) ||
+		    !parse_hex(range.substr(dash + 1), r.end) || r.end <= r.start)
 			continue;
 		r.perms = perms;
 		r.path = path;
@@ -269,41 +289,40 @@ std::vector<unsigned> parse_id_list(std::string_view list)
 	return ids;
 }
 
-unsigned max_id_in_list_file(const char *path)
-{
-	std::ifstream f(path);
-	std::string line;
-
-	if (!std::getline(f, line))
-		return 0;
-	try {
-		std::vector<unsigned> ids = parse_id_list(line);
-		return ids.empty() ? 0 : *std::max_element(ids.begin(), ids.end()) + 1;
-	} catch (const Error &) {
-		return 0;
-	}
-}
-
 } // namespace detail
 
 PageHistogram sample_page_histogram(int pid, unsigned max_pages)
 {
 	const std::string maps_path =
 		pid == 0 ? std::string("/proc/self/maps") : "/proc/" + std::to_string(pid) + "/maps";
-	std::ifstream f(maps_path);
+	int fd = ::open(maps_path.c_str(), O_RDONLY | O_CLOEXEC);
 
-	if (!f) {
-		int err = errno ? errno : ENOENT;
+	if (fd < 0) {
+		int err = errno;
 		if (err == ENOENT)
 			throw Error(ESRCH, "no such task: pid " + std::to_string(pid) + " does not exist");
 		throw Error(err, "cannot read " + maps_path + ": " + std::strerror(err));
 	}
-	std::stringstream text;
-	text << f.rdbuf();
+	std::string text;
+	for (;;) {
+		char buf[16384];
+		ssize_t n = ::read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int err = n < 0 ? errno : 0;
+			::close(fd);
+			if (err)
+				throw Error(err == EACCES ? EPERM : err,
+					    "cannot read " + maps_path + ": " + std::strerror(err));
+			break;
+		}
+		text.append(buf, static_cast<std::size_t>(n));
+	}
 
 	const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
 	std::vector<std::uint64_t> addrs =
-		detail::sample_addresses(detail::parse_maps(text.str()), max_pages, page);
+		detail::sample_addresses(detail::parse_maps(text), max_pages, page);
 	std::vector<void *> pages(addrs.size());
 	std::vector<int> status(addrs.size(), -1);
 
@@ -323,8 +342,7 @@ PageHistogram sample_page_histogram(int pid, unsigned max_pages)
 			throw Error(ENOSYS, "move_pages(2) is not available: the kernel lacks NUMA support");
 		throw Error(err, std::string("move_pages(2) failed: ") + std::strerror(err));
 	}
-	const unsigned nodes = detail::max_id_in_list_file("/sys/devices/system/node/possible");
-	return detail::count_histogram(status, nodes);
+	return detail::count_histogram(status);
 }
 
 PlaceResult Device::place(int pid, const PlaceOptions &options) const
@@ -345,10 +363,12 @@ PlaceResult Device::place(int pid, const PlaceOptions &options) const
 		}
 	}
 
-	unsigned nodes = detail::max_id_in_list_file("/sys/devices/system/node/possible");
-	unsigned cpus = detail::max_id_in_list_file("/sys/devices/system/cpu/possible");
-	std::vector<std::uint64_t> mask(std::max(1U, (cpus + 63) / 64));
-	std::vector<std::uint32_t> idle(std::max(1U, nodes));
+	// Room for 1024 CPUs and 1024 node ids (x86's MAX_NUMNODES); the
+	// kernel says how many words it needs (-ENOSPC, nothing applied)
+	// and reports nr_node_ids, which trims the idle array.  No sysfs
+	// reads: they are most of the cost of a placement otherwise.
+	std::vector<std::uint64_t> mask(16);
+	std::vector<std::uint32_t> idle(1024);
 
 	for (int attempt = 0; attempt < 4; attempt++) {
 		struct mcp_place arg {};
