@@ -420,6 +420,82 @@ TEST(threads_lose_no_events)
 	close(fd);
 }
 
+static int cmp_ull(const void *a, const void *b)
+{
+	unsigned long long x = *(const unsigned long long *)a;
+	unsigned long long y = *(const unsigned long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Measurements, logged (TCG timings are only meaningful as ratios): the
+ * delay from the event's timestamp to its receipt, and the cost of a
+ * placement with a listener against without one.
+ */
+#define LATENCY_ROUNDS 200
+
+/* Mean ns of LATENCY_ROUNDS placements on node 0, reading events from @sk. */
+static unsigned long long timed_placements(int fd, struct nl_sock *sk, int family,
+					   unsigned long long *lat)
+{
+	unsigned long long t0, total = 0;
+	struct ev e;
+	int i;
+
+	for (i = 0; i < LATENCY_ROUNDS; i++) {
+		t0 = mono_ns();
+		if (place_on(fd, 0, 0))
+			return 0;
+		total += mono_ns() - t0;
+		if (sk) {
+			if (ev_read(sk, family, 2000, &e) != 1)
+				return 0;
+			lat[i] = mono_ns() - e.ts;
+		}
+	}
+	return total / LATENCY_ROUNDS;
+}
+
+/*
+ * Measurements, logged (TCG timings are only meaningful as ratios): the
+ * delay from an event's timestamp to its receipt, and the cost of a
+ * placement with a listener against without one (same node every time,
+ * so no migration is timed; quiet runs before and after).
+ */
+TEST(latency_and_cost)
+{
+	static unsigned long long lat[LATENCY_ROUNDS];
+	unsigned long long quiet1, heard, quiet2;
+	struct nl_sock *sk;
+	int fd, family;
+
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	fd = mcp_open();
+	ASSERT_LE(0, fd);
+	REQUIRE_PLACE(fd);
+	ASSERT_EQ(0, place_on(fd, 0, 0)); /* move there once, untimed */
+
+	quiet1 = timed_placements(fd, NULL, 0, NULL);
+	sk = ev_listen(0, &family);
+	ASSERT_NE(NULL, sk);
+	heard = timed_placements(fd, sk, family, lat);
+	nl_socket_free(sk);
+	quiet2 = timed_placements(fd, NULL, 0, NULL);
+	ASSERT_NE(0, quiet1);
+	ASSERT_NE(0, heard);
+	ASSERT_NE(0, quiet2);
+
+	qsort(lat, LATENCY_ROUNDS, sizeof(lat[0]), cmp_ull);
+	TH_LOG("event delivery: median %llu us, p99 %llu us, max %llu us (%d events)",
+	       lat[LATENCY_ROUNDS / 2] / 1000, lat[LATENCY_ROUNDS * 99 / 100] / 1000,
+	       lat[LATENCY_ROUNDS - 1] / 1000, LATENCY_ROUNDS);
+	TH_LOG("placement: %llu ns quiet, %llu ns with a listener, %llu ns quiet again (ratio %.2f)",
+	       quiet1, heard, quiet2, (double)heard * 2 / (double)(quiet1 + quiet2));
+	unplace_self(fd);
+	close(fd);
+}
+
 /* `mcpctl monitor --count 1 --json` prints the event of a placement. */
 TEST(mcpctl_monitor_json)
 {
