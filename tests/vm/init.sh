@@ -83,6 +83,27 @@ run_selftests() {
 	done
 }
 
+# mcpctl monitor --count 1 --json while a sleeping process is placed on
+# node 0 (again every 0.2 s until the monitor, once subscribed, has seen it).
+demo_monitor() {
+	echo "\$ mcpctl monitor --count 1 --json --timeout 20 &"
+	echo "\$ mcpctl place -p PID --node 0 --force"
+	mcpctl monitor --count 1 --json --timeout 20 &
+	mon=$!
+	sleep 60 &
+	victim=$!
+	i=0
+	while kill -0 "$mon" 2>/dev/null && [ $i -lt 100 ]; do
+		mcpctl place -p "$victim" --node 0 --force >/dev/null
+		sleep 0.2
+		i=$((i + 1))
+	done
+	wait "$mon"
+	rc=$?
+	kill "$victim"
+	return $rc
+}
+
 run_demo() {
 	# The demo loads and unloads the module itself.
 	grep -q '^mcp ' /proc/modules && rmmod mcp
@@ -93,6 +114,7 @@ run_demo() {
 	run_cmd numactl-hardware numactl --hardware
 	run_cmd sysfs grep . /sys/class/misc/mcp/abi_version \
 		/sys/class/misc/mcp/features /sys/class/misc/mcp/open_fds
+	run_cmd mcpctl-monitor demo_monitor
 	run_cmd counters cat /sys/kernel/debug/mcp/counters
 	run_cmd rmmod rmmod mcp
 }
