@@ -67,8 +67,10 @@ install_check() {
 		test -f "$stage/etc/udev/rules.d/60-mcp.rules" &&
 		test -x "$stage/usr/local/bin/mcpctl" &&
 		printf '#include <mcp/mcp.h>\nint main(void){return mcp_close == 0;}\n' |
+		# libmcp from the stage, what it requires (libnl-genl-3.0)
+		# from the system's pkg-config directories.
 		PKG_CONFIG_SYSROOT_DIR=$stage \
-			PKG_CONFIG_LIBDIR=$stage/usr/local/lib/pkgconfig:$stage/usr/local/lib/x86_64-linux-gnu/pkgconfig \
+			PKG_CONFIG_LIBDIR=$stage/usr/local/lib/pkgconfig:$stage/usr/local/lib/x86_64-linux-gnu/pkgconfig:/usr/lib/x86_64-linux-gnu/pkgconfig:/usr/share/pkgconfig \
 			bash -c 'gcc -x c - -o '"$stage"'/consumer $(pkg-config --cflags --libs libmcp)'
 }
 
