@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // mcpctl monitor: the text line and the JSON object of one event.
+#include <cerrno>
 #include <cstdint>
 #include <string>
 
@@ -9,6 +10,7 @@
 #include <linux/mcp.h>
 
 #include "commands.hpp"
+#include "helpers.hpp"
 
 namespace {
 
@@ -79,4 +81,35 @@ Test(monitor_format, json_escapes_comm)
 	auto parsed = nlohmann::json::parse(mcpctl::event_json(ev, 0).dump());
 	cr_expect_eq(parsed["comm"], "a\"b\\c");
 	cr_expect_eq(parsed["from_node"], 0);
+}
+
+// The build host's kernel has no mcp module, hence no "mcp" family.
+Test(monitor_cli, without_module_exits_1_with_one_line)
+{
+	test::RunResult r = test::run({MCPCTL_PATH, "monitor", "--count", "1"}, {});
+
+	cr_expect_eq(r.exit_code, 1, "stderr: %s", r.err.c_str());
+	cr_expect(r.err.starts_with("mcpctl: the mcp kernel module is not loaded"), "stderr: %s",
+		  r.err.c_str());
+	cr_expect(r.err.find("modprobe mcp") != std::string::npos, "stderr: %s", r.err.c_str());
+	cr_expect_eq(r.err.find('\n'), r.err.size() - 1, "stderr: %s", r.err.c_str());
+	cr_expect(r.out.empty(), "stdout: %s", r.out.c_str());
+}
+
+Test(monitor_cli, bad_count_exits_2)
+{
+	for (const char *bad : {"-1", "x"}) {
+		test::RunResult r = test::run({MCPCTL_PATH, "monitor", "--count", bad}, {});
+		cr_expect_eq(r.exit_code, 2, "--count %s: %s", bad, r.err.c_str());
+	}
+}
+
+Test(monitor_c_api, open_without_module_is_enoent)
+{
+	struct mcp_events *ev = nullptr;
+
+	cr_expect_eq(mcp_events_open(&ev), -ENOENT);
+	cr_expect_null(ev);
+	cr_expect(std::string(mcp_strerror_last()).find("not loaded") != std::string::npos, "%s",
+		  mcp_strerror_last());
 }
