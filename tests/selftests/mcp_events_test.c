@@ -496,10 +496,10 @@ TEST(latency_and_cost)
 	close(fd);
 }
 
-/* `mcpctl monitor --count 1 --json` prints the event of a placement. */
+/* `mcpctl monitor --count 1 --json --pid TID` prints the event of a placement. */
 TEST(mcpctl_monitor_json)
 {
-	char line[1024] = "", pidkey[32];
+	char line[1024] = "", pidkey[32], tid[16];
 	int fd, pipefd[2], status, i, tries;
 	ssize_t n = 0, r;
 	pid_t child;
@@ -510,6 +510,7 @@ TEST(mcpctl_monitor_json)
 	fd = mcp_open();
 	ASSERT_LE(0, fd);
 	REQUIRE_PLACE(fd);
+	snprintf(tid, sizeof(tid), "%d", gettid());
 	ASSERT_EQ(0, pipe(pipefd));
 	child = fork();
 	ASSERT_LE(0, child);
@@ -517,7 +518,7 @@ TEST(mcpctl_monitor_json)
 		dup2(pipefd[1], 1);
 		close(pipefd[0]);
 		execl(MCPCTL_PATH, "mcpctl", "monitor", "--count", "1", "--json",
-		      "--timeout", "20", (char *)NULL);
+		      "--pid", tid, "--timeout", "20", (char *)NULL);
 		_exit(127);
 	}
 	close(pipefd[1]);

@@ -3,6 +3,7 @@
 // line each (like `ip monitor`), from the generic netlink family "mcp".
 #include <csignal>
 #include <ctime>
+#include <limits>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@ namespace {
 struct MonitorOptions {
 	unsigned long count = 0;	// 0: until interrupted
 	double timeout_s = 0;		// 0: none
+	int pid = 0;			// 0: every task
 };
 
 MonitorOptions monitor_opts;
@@ -137,7 +139,7 @@ int run_monitor(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 			overruns = listener.overruns();
 			print_error(err, "events were lost: the receive buffer overflowed");
 		}
-		if (!ev)
+		if (!ev || (mo.pid && ev->pid != mo.pid))
 			continue;
 		seen++;
 		if (opts.json)
@@ -156,6 +158,8 @@ Command add_monitor_command(CLI::App &app)
 
 	sub->add_option("-c,--count", monitor_opts.count, "Exit after N events (0: no limit)")
 		->check(CLI::NonNegativeNumber);
+	sub->add_option("-p,--pid", monitor_opts.pid, "Only events of this thread id")
+		->check(CLI::Range(1, std::numeric_limits<int>::max()));
 	sub->add_option("-t,--timeout", monitor_opts.timeout_s,
 			"Exit after SEC seconds (0: no limit)")
 		->check(CLI::NonNegativeNumber);
