@@ -96,11 +96,15 @@ Test(monitor_cli, without_module_exits_1_with_one_line)
 	cr_expect(r.out.empty(), "stdout: %s", r.out.c_str());
 }
 
-Test(monitor_cli, bad_count_exits_2)
+Test(monitor_cli, bad_count_or_pid_exits_2)
 {
 	for (const char *bad : {"-1", "x"}) {
 		test::RunResult r = test::run({MCPCTL_PATH, "monitor", "--count", bad}, {});
 		cr_expect_eq(r.exit_code, 2, "--count %s: %s", bad, r.err.c_str());
+	}
+	for (const char *bad : {"0", "-5", "x"}) {
+		test::RunResult r = test::run({MCPCTL_PATH, "monitor", "--pid", bad}, {});
+		cr_expect_eq(r.exit_code, 2, "--pid %s: %s", bad, r.err.c_str());
 	}
 }
 
