@@ -24,6 +24,8 @@ static const char * const mcp_counter_names[] = {
 	[MCP_CTR_EVENTS_UNHEARD] = "events_unheard",
 	[MCP_CTR_EVENTS_DROPPED] = "events_dropped",
 	[MCP_CTR_PLACED_TASKS] = "placed_tasks",
+	[MCP_CTR_REBALANCE_PASSES] = "rebalance_passes",
+	[MCP_CTR_REBALANCE_NS] = "rebalance_ns",
 };
 
 static_assert(ARRAY_SIZE(mcp_counter_names) == MCP_NR_COUNTERS);

@@ -46,6 +46,8 @@ enum mcp_counter {
 	MCP_CTR_EVENTS_UNHEARD,	/* netlink events nobody listened to */
 	MCP_CTR_EVENTS_DROPPED,	/* netlink events lost: no memory, full buffers */
 	MCP_CTR_PLACED_TASKS,	/* tasks with placement state (mcp_place.c) */
+	MCP_CTR_REBALANCE_PASSES, /* rebalancer passes since load */
+	MCP_CTR_REBALANCE_NS,	/* wall time spent in those passes, ns */
 	MCP_NR_COUNTERS
 };
 
@@ -59,6 +61,11 @@ static inline void mcp_counter_inc(enum mcp_counter ctr)
 static inline void mcp_counter_dec(enum mcp_counter ctr)
 {
 	atomic64_dec(&mcp_counters[ctr]);
+}
+
+static inline void mcp_counter_add(enum mcp_counter ctr, s64 delta)
+{
+	atomic64_add(delta, &mcp_counters[ctr]);
 }
 
 static inline s64 mcp_counter_read(enum mcp_counter ctr)

@@ -26,9 +26,14 @@
  *
  * Cost bounds: consecutive tasks of one mm (threads, adjacent pids) share
  * one sample per pass, and a pass does at most MCP_REBALANCE_PASS_LOOKUPS
- * page lookups; when they run out, the next pass carries on from the task
- * where this one stopped (mcp_rebalance_cursor).  Dropping exited tasks is
- * not budgeted: every pass looks at every entry for that.
+ * page lookups and spends at most MCP_REBALANCE_CPU_PCT percent of the
+ * rebalance_ms period sampling; when either runs out, the next pass
+ * carries on from the task where this one stopped (mcp_rebalance_cursor),
+ * so many kept tasks make the rebalancer slower to react, never costlier
+ * than that share of one CPU.  Dropping exited tasks shares the budget:
+ * the sweep for them gets half of it and also resumes where it stopped,
+ * so with thousands of placed tasks an exited task's state may outlive it
+ * by a few periods.
  *
  * Locks: see mcp_place.h.  The work takes mcp_place_lock, then a target's
  * mmap_lock for reading.
@@ -39,6 +44,7 @@
 #include <linux/mmap_lock.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/timekeeping.h>
 #include <linux/workqueue.h>
 
 #include "mcp_internal.h"
@@ -47,6 +53,8 @@
 
 #define MCP_REBALANCE_SAMPLES		256
 #define MCP_REBALANCE_PASS_LOOKUPS	4096
+#define MCP_REBALANCE_CPU_PCT		1
+#define MCP_REBALANCE_SWEEP_BATCH	64
 
 /* One pass's sample of the last mm looked at, and its lookup budget. */
 struct mcp_rebalance_pass {
@@ -61,6 +69,7 @@ static cpumask_var_t mcp_rebalance_idle;
 static unsigned int *mcp_rebalance_idle_count;	/* per node id */
 static u64 *mcp_rebalance_hist;			/* per node id, of pass.mm */
 static unsigned long mcp_rebalance_cursor;	/* pid to start from */
+static unsigned long mcp_rebalance_sweep_cursor;	/* exited-task sweep */
 
 static bool mcp_rebalance_vma_ok(const struct vm_area_struct *vma)
 {
@@ -172,6 +181,33 @@ static void mcp_rebalance_task(struct mcp_place_task *pt,
 			MCP_PLACE_ORIGIN_REBALANCER, MCP_PLACE_KEEP);
 }
 
+/*
+ * Drops the state of exited tasks, resuming where the last pass stopped,
+ * until @budget ns after @start (checked every MCP_REBALANCE_SWEEP_BATCH
+ * entries).  A full sweep of n entries takes about n / (entries per
+ * budget) passes.
+ */
+static void mcp_rebalance_sweep(u64 start, u64 budget)
+{
+	struct mcp_place_task *pt;
+	unsigned long pid, next = 0;
+	unsigned int seen = 0;
+
+	lockdep_assert_held(&mcp_place_lock);
+
+	xa_for_each_start(&mcp_place_tasks, pid, pt, mcp_rebalance_sweep_cursor) {
+		if (++seen % MCP_REBALANCE_SWEEP_BATCH == 0 &&
+		    ktime_get_ns() - start > budget) {
+			next = pid;
+			break;
+		}
+		if (mcp_place_task_gone(pt))
+			mcp_place_forget(pid, pt);
+		cond_resched();
+	}
+	mcp_rebalance_sweep_cursor = next;
+}
+
 static void mcp_rebalance_workfn(struct work_struct *work)
 {
 	struct mcp_rebalance_pass pass = {
@@ -179,29 +215,42 @@ static void mcp_rebalance_workfn(struct work_struct *work)
 	};
 	struct mcp_place_task *pt;
 	unsigned long pid, next = 0;
+	u64 start = ktime_get_ns(), task_ns = 0;
+	u64 time_budget = (u64)READ_ONCE(mcp_place_rebalance_ms) *
+			  NSEC_PER_MSEC * MCP_REBALANCE_CPU_PCT / 100;
 
 	mcp_idle_snapshot(mcp_rebalance_idle);
 	mcp_place_idle_per_node(mcp_rebalance_idle, mcp_rebalance_idle_count);
 
 	mutex_lock(&mcp_place_lock);
-	xa_for_each(&mcp_place_tasks, pid, pt) {
-		if (mcp_place_task_gone(pt))
-			mcp_place_forget(pid, pt);
-		cond_resched();
-	}
+	mcp_rebalance_sweep(start, time_budget / 2);
 	xa_for_each_start(&mcp_place_tasks, pid, pt, mcp_rebalance_cursor) {
-		if (pass.budget <= 0) {
+		u64 now = ktime_get_ns();
+
+		/*
+		 * Stop when the next task, costing about what the last one
+		 * did, would overrun the time budget; but always look at one
+		 * kept task, so the cursor moves on however busy the pass.
+		 */
+		if (pass.budget <= 0 ||
+		    (task_ns && now - start + task_ns > time_budget)) {
 			next = pid;
 			break;
 		}
-		if (pt->keep)
+		if (pt->keep) {
 			mcp_rebalance_task(pt, &pass);
+			task_ns = max_t(u64, ktime_get_ns() - now, 1);
+		}
 		cond_resched();
 	}
 	mcp_rebalance_cursor = next;
 	if (pass.mm)
 		mmput(pass.mm);
 	mutex_unlock(&mcp_place_lock);
+
+	/* Wall time, so an upper bound of the pass's CPU time. */
+	mcp_counter_add(MCP_CTR_REBALANCE_NS, ktime_get_ns() - start);
+	mcp_counter_inc(MCP_CTR_REBALANCE_PASSES);
 
 	schedule_delayed_work(&mcp_rebalance_work,
 			      msecs_to_jiffies(READ_ONCE(mcp_place_rebalance_ms)));
