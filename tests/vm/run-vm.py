@@ -364,7 +364,8 @@ def main():
     vm_dir = os.path.join(REPO, "build", "vm")
     os.makedirs(vm_dir, exist_ok=True)
     tag = "%s-%s" % (args.topology, args.mode)
-    initrd = os.path.join(vm_dir, "initramfs-%s.cpio.gz" % tag)
+    # One image per run, so runs in parallel never pack over each other.
+    initrd = os.path.join(vm_dir, "initramfs-%s-%d.cpio.gz" % (tag, os.getpid()))
     log_path = args.log or os.path.join(vm_dir, "vm-%s.log" % tag)
     if not os.path.exists(args.module):
         print("run-vm: warning: %s not built (make -C kmod)" % args.module, file=sys.stderr)
@@ -398,6 +399,7 @@ def main():
     print("run-vm: booting %s (%s), log %s" % (args.topology, args.mode,
                                                 os.path.relpath(log_path, os.getcwd())))
     lines, timed_out, secs, qrc = run_qemu(cmd, log_path, args.timeout, args.verbose)
+    os.unlink(initrd)
 
     res = Results()
     blocks = split_blocks(lines)
