@@ -67,7 +67,8 @@ int run_run(const GlobalOptions &, std::ostream &, std::ostream &err)
 		mcp::PlaceOptions po;
 
 		po.keep = args.keep;
-		po.histogram = !args.no_histogram;
+		// A named node needs no evidence of where the memory is.
+		po.histogram = !args.no_histogram && args.node < 0;
 		if (args.node >= 0)
 			po.node = static_cast<unsigned>(args.node);
 
