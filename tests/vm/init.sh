@@ -85,21 +85,27 @@ run_selftests() {
 
 # mcpctl monitor --count 1 --json while a sleeping process is placed on
 # node 0 (again every 0.2 s until the monitor, once subscribed, has seen it).
-demo_monitor() {
-	echo "\$ mcpctl monitor --count 1 --json --timeout 20 &"
-	echo "\$ mcpctl place -p PID --node 0 --force"
-	mcpctl monitor --count 1 --json --timeout 20 &
-	mon=$!
-	sleep 60 &
+# A process whose memory sits on node 1 is placed next to it, and
+# mcpctl monitor, started first, prints the placement event.
+demo_place() {
+	echo "\$ numactl --membind=1 sh -c 'x=\$(seq 1 400000); sleep 60; echo \${#x}' &"
+	numactl --membind=1 sh -c 'x=$(seq 1 400000); echo ready; sleep 60; echo "${#x}"' >/tmp/demo-ready &
 	victim=$!
 	i=0
-	while kill -0 "$mon" 2>/dev/null && [ $i -lt 100 ]; do
-		mcpctl place -p "$victim" --node 0 --force >/dev/null
-		sleep 0.2
+	until grep -q ready /tmp/demo-ready 2>/dev/null || [ $i -ge 300 ]; do
+		sleep 0.1
 		i=$((i + 1))
 	done
-	wait "$mon"
+	echo "(pid $victim: $(grep Cpus_allowed_list /proc/$victim/status | tr -s '\t' ' '))"
+	echo "\$ mcpctl monitor --count 1 --timeout 30 &"
+	mcpctl monitor --count 1 --timeout 30 &
+	mon=$!
+	sleep 2
+	echo "\$ mcpctl place -p $victim"
+	mcpctl place -p "$victim"
 	rc=$?
+	wait "$mon" || rc=1
+	echo "(pid $victim: $(grep Cpus_allowed_list /proc/$victim/status | tr -s '\t' ' '))"
 	kill "$victim"
 	return $rc
 }
@@ -114,7 +120,7 @@ run_demo() {
 	run_cmd numactl-hardware numactl --hardware
 	run_cmd sysfs grep . /sys/class/misc/mcp/abi_version \
 		/sys/class/misc/mcp/features /sys/class/misc/mcp/open_fds
-	run_cmd mcpctl-monitor demo_monitor
+	run_cmd mcpctl-place demo_place
 	run_cmd counters cat /sys/kernel/debug/mcp/counters
 	run_cmd rmmod rmmod mcp
 }
