@@ -26,16 +26,9 @@
 
 #include <mcp/mcp.hpp>
 
-namespace {
+#include "bench_timing.hpp"
 
-template <typename F> double ns_per_call(unsigned iterations, F &&f)
-{
-	auto start = std::chrono::steady_clock::now();
-	for (unsigned i = 0; i < iterations; i++)
-		f();
-	std::chrono::duration<double, std::nano> elapsed = std::chrono::steady_clock::now() - start;
-	return elapsed.count() / iterations;
-}
+namespace {
 
 // fork + execv + waitpid; false if the command did not exit 0.
 bool spawn(const std::vector<std::string> &argv)

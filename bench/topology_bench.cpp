@@ -22,6 +22,8 @@
 
 #include <mcp/mcp.hpp>
 
+#include "bench_timing.hpp"
+
 namespace {
 
 const char *const node_root = "/sys/devices/system/node";
@@ -103,15 +105,6 @@ bool same_shape(const mcp::Topology &a, const mcp::Topology &b)
 				return false;
 	}
 	return true;
-}
-
-template <typename F> double ns_per_call(unsigned iterations, F &&f)
-{
-	auto start = std::chrono::steady_clock::now();
-	for (unsigned i = 0; i < iterations; i++)
-		f();
-	std::chrono::duration<double, std::nano> elapsed = std::chrono::steady_clock::now() - start;
-	return elapsed.count() / iterations;
 }
 
 } // namespace
