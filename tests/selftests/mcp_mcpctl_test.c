@@ -102,6 +102,18 @@ static int read_str(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+/* A child that waits to be killed; its pid, or -1. */
+static pid_t fork_paused(void)
+{
+	pid_t child = fork();
+
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	return child;
+}
+
 static int have_cgroup2(void)
 {
 	return access(CGROUP_ROOT "/cgroup.controllers", R_OK) == 0;
@@ -260,12 +272,8 @@ TEST_F(mcpctl, place_node_then_unplace_child)
 
 	if (!have_node1())
 		SKIP(return, "no node 1");
-	child = fork();
+	child = fork_paused();
 	ASSERT_LE(0, child);
-	if (child == 0) {
-		pause();
-		_exit(0);
-	}
 	snprintf(pid, sizeof(pid), "%d", child);
 	ASSERT_EQ(0, sched_getaffinity(child, sizeof(before), &before));
 	EXPECT_EQ(0, MCPCTL(out, "place", "-p", pid, "--node", "1")) TH_LOG("%s", out);
@@ -313,12 +321,8 @@ TEST_F(mcpctl, qos_create_attach_show_delete)
 	ASSERT_EQ(0, read_str("/sys/devices/system/node/node0/cpulist", want, sizeof(want)));
 	EXPECT_STREQ(want, val);
 
-	child = fork();
+	child = fork_paused();
 	ASSERT_LE(0, child);
-	if (child == 0) {
-		pause();
-		_exit(0);
-	}
 	snprintf(pid, sizeof(pid), "%d", child);
 	EXPECT_EQ(0, MCPCTL(out, "qos", "attach", "st-b", pid)) TH_LOG("%s", out);
 	EXPECT_EQ(0, MCPCTL(out, "qos", "show", "st-b", "--json")) TH_LOG("%s", out);

@@ -74,27 +74,16 @@ static int knob_set(const char *name, long long v)
 	return knob_write(name, buf);
 }
 
+/* mcp_parse_list() into a cpu_set_t. */
 static int parse_cpulist(const char *s, cpu_set_t *set)
 {
-	int n = 0;
+	unsigned char in[CPU_SETSIZE] = { 0 };
+	int n = mcp_parse_list(s, in, CPU_SETSIZE);
 
 	CPU_ZERO(set);
-	while (*s && *s != '\n') {
-		char *end;
-		long a = strtol(s, &end, 10), b = a;
-
-		if (end == s)
-			return -1;
-		s = end;
-		if (*s == '-') {
-			b = strtol(s + 1, &end, 10);
-			s = end;
-		}
-		for (long i = a; i <= b && i < CPU_SETSIZE; i++, n++)
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (in[i])
 			CPU_SET(i, set);
-		if (*s == ',')
-			s++;
-	}
 	return n;
 }
 

@@ -77,6 +77,34 @@ static inline ssize_t mcp_read_file(const char *path, char *buf, size_t len)
 }
 
 /* Reads a file holding one decimal or 0x-hex integer; -1 when unreadable. */
+/* Parses a cpulist/nodelist ("0-3,5") into set[] (may be NULL);
+ * returns the count of entries below max, or -1 for a malformed list. */
+static inline int mcp_parse_list(const char *s, unsigned char *set, int max)
+{
+	int n = 0;
+
+	while (*s && *s != '\n') {
+		char *end;
+		long a = strtol(s, &end, 10), b = a;
+
+		if (end == s)
+			return -1;
+		s = end;
+		if (*s == '-') {
+			b = strtol(s + 1, &end, 10);
+			s = end;
+		}
+		for (long i = a; i <= b && i < max; i++) {
+			if (set)
+				set[i] = 1;
+			n++;
+		}
+		if (*s == ',')
+			s++;
+	}
+	return n;
+}
+
 static inline long long mcp_read_ll(const char *path)
 {
 	char buf[64], *end;

@@ -24,33 +24,6 @@ struct sys_topo {
 	int cpus_online;
 };
 
-/* Parses a cpulist/nodelist ("0-3,5") into set[]; returns the count. */
-static int parse_list(const char *s, unsigned char *set, int max)
-{
-	int n = 0;
-
-	while (*s && *s != '\n') {
-		char *end;
-		long a = strtol(s, &end, 10), b = a;
-
-		if (end == s)
-			return -1;
-		s = end;
-		if (*s == '-') {
-			b = strtol(s + 1, &end, 10);
-			s = end;
-		}
-		for (long i = a; i <= b && i < max; i++) {
-			if (set)
-				set[i] = 1;
-			n++;
-		}
-		if (*s == ',')
-			s++;
-	}
-	return n;
-}
-
 static int last_in_list(const char *s)
 {
 	const char *p = s + strlen(s);
@@ -70,7 +43,7 @@ static int read_sys_topo(struct sys_topo *st)
 	memset(st, 0, sizeof(*st));
 	if (mcp_read_file("/sys/devices/system/node/online", buf, sizeof(buf)) <= 0)
 		return -1;
-	if (parse_list(buf, online, MAX_NODES) <= 0)
+	if (mcp_parse_list(buf, online, MAX_NODES) <= 0)
 		return -1;
 	for (int nid = 0; nid < MAX_NODES; nid++)
 		if (online[nid])
@@ -84,7 +57,7 @@ static int read_sys_topo(struct sys_topo *st)
 		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", nid);
 		if (mcp_read_file(path, buf, sizeof(buf)) < 0)
 			return -1;
-		st->nr_cpus[i] = parse_list(buf, st->cpu_in[i], MAX_CPUS);
+		st->nr_cpus[i] = mcp_parse_list(buf, st->cpu_in[i], MAX_CPUS);
 
 		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/distance", nid);
 		if (mcp_read_file(path, buf, sizeof(buf)) <= 0)
@@ -112,7 +85,7 @@ static int read_sys_topo(struct sys_topo *st)
 	st->nr_cpu_ids = last_in_list(buf) + 1;
 	if (mcp_read_file("/sys/devices/system/cpu/online", buf, sizeof(buf)) <= 0)
 		return -1;
-	st->cpus_online = parse_list(buf, NULL, MAX_CPUS);
+	st->cpus_online = mcp_parse_list(buf, NULL, MAX_CPUS);
 	return 0;
 }
 
