@@ -50,6 +50,7 @@
 #define MCP_FEAT_TOPOLOGY	(1ULL << 1)	/* MCP_IOC_GET_TOPOLOGY */
 #define MCP_FEAT_PLACE		(1ULL << 2)	/* MCP_IOC_PLACE, MCP_IOC_UNPLACE */
 #define MCP_FEAT_EVENTS		(1ULL << 3)	/* generic netlink family "mcp" */
+#define MCP_FEAT_DEVICES	(1ULL << 4)	/* accelerator devices: DEV_*, BAR_INFO, mmap, IRQ_* */
 
 /* Length of mcp_version.module_version, including the terminating NUL. */
 #define MCP_MODULE_VERSION_LEN	64
@@ -304,6 +305,268 @@ enum mcp_genl_attr {
 
 #define MCP_ATTR_MAX (__MCP_ATTR_MAX - 1)
 
+/*
+ * Accelerator devices.
+ *
+ * mcp.ko is also a PCI driver.  Every PCI function bound to it (its ID
+ * table, or the standard new_id / driver_override sysfs files) gets a
+ * small device index, stable for as long as it stays bound.  The /dev/mcp
+ * fd lists and describes them (MCP_IOC_DEV_LIST, MCP_IOC_DEV_INFO) and
+ * opens one (MCP_IOC_DEV_OPEN), which returns a device fd: BARs are mapped
+ * with mmap() on it at the offsets MCP_IOC_BAR_INFO gives, interrupts are
+ * connected to eventfds with MCP_IOC_IRQ_SET_EVENTFD, and every later
+ * per-device object hangs off it.
+ *
+ * When the device goes away (unbind, hot-unplug) every user mapping of its
+ * BARs is revoked: later accesses get SIGBUS and later ioctls on the device
+ * fd -ENODEV; the fd itself stays valid until closed.  A function reset
+ * revokes the mappings for its duration; they fault back in afterwards.
+ */
+
+/* Largest number of BARs of a PCI function (PCI_STD_NUM_BARS). */
+#define MCP_DEV_MAX_BARS	6
+
+/* Length of mcp_dev_info.backend, including the terminating NUL. */
+#define MCP_DEV_BACKEND_LEN	16
+
+/* mcp_dev_bar.flags */
+#define MCP_BAR_PRESENT		(1U << 0)	/* the BAR is implemented */
+#define MCP_BAR_MEM		(1U << 1)	/* memory space (else I/O ports) */
+#define MCP_BAR_64BIT		(1U << 2)	/* 64-bit memory BAR */
+#define MCP_BAR_PREFETCH	(1U << 3)	/* prefetchable memory BAR */
+#define MCP_BAR_MAPPABLE	(1U << 4)	/* can be mmap()ed (memory, page-aligned) */
+#define MCP_BAR_WC_OK		(1U << 5)	/* may be mapped write-combining */
+
+/**
+ * struct mcp_dev_bar - one BAR of a device, an element of mcp_dev_info.bars
+ * @start:	bus-independent physical start, as in sysfs "resource"
+ * @len:	length in bytes; 0 when not present
+ * @flags:	MCP_BAR_*
+ * @reserved:	0
+ */
+struct mcp_dev_bar {
+	__u64 start;
+	__u64 len;
+	__u32 flags;
+	__u32 reserved;
+};
+
+/* mcp_dev_info.irq_type */
+enum mcp_irq_type {
+	MCP_IRQ_NONE = 0,
+	MCP_IRQ_INTX = 1,
+	MCP_IRQ_MSI = 2,
+	MCP_IRQ_MSIX = 3,
+};
+
+/* mcp_dev_info.link_flags */
+#define MCP_LINK_PCIE		(1U << 0)	/* a PCI Express function; link fields valid */
+#define MCP_LINK_SPEED_DEGRADED	(1U << 1)	/* trained below the speed both ends can do */
+#define MCP_LINK_WIDTH_DEGRADED	(1U << 2)	/* trained narrower than both ends can do */
+
+/* mcp_dev_info.wc_test: result of the write-combining self-test */
+enum mcp_wc_test {
+	MCP_WC_UNTESTED = 0,		/* no WC-capable BAR to test on */
+	MCP_WC_UNSUPPORTED = 1,		/* the platform cannot map WC (no PAT) */
+	MCP_WC_NOT_COMBINING = 2,	/* WC maps work but writes do not combine */
+	MCP_WC_COMBINING = 3,		/* WC mappings combine writes */
+};
+
+/* mcp_dev_info.dev_flags */
+#define MCP_DEV_GENERIC		(1U << 0)	/* no device-specific backend */
+
+/**
+ * struct mcp_dev_list - argument of MCP_IOC_DEV_LIST
+ * @size:	in: sizeof(struct mcp_dev_list)
+ * @flags:	in: must be 0
+ * @cap:	in: entries at @indices_ptr
+ * @count:	out: devices bound to mcp.ko; the @cap needed
+ * @indices_ptr: in: user address of __u32[@cap], filled with the device
+ *		indices in ascending order
+ *
+ * Too small a @cap (0 asks) is -ENOSPC with @count set; nothing is written
+ * through @indices_ptr then.
+ */
+struct mcp_dev_list {
+	__u32 size;
+	__u32 flags;
+	__u32 cap;
+	__u32 count;
+	__u64 indices_ptr;
+};
+
+#define MCP_DEV_LIST_SIZE_VER0	24
+
+/**
+ * struct mcp_dev_info - argument of MCP_IOC_DEV_INFO
+ * @size:		in: sizeof(struct mcp_dev_info)
+ * @flags:		in: must be 0
+ * @index:		in: device index from MCP_IOC_DEV_LIST
+ * @numa_node:		out: NUMA node of the device, -1 when the platform
+ *			does not say (dev_to_node())
+ * @pci_domain:		out: PCI address: domain
+ * @pci_bus:		out: bus
+ * @pci_slot:		out: device (slot)
+ * @pci_func:		out: function
+ * @revision:		out: revision ID
+ * @vendor:		out: vendor ID
+ * @device:		out: device ID
+ * @subsystem_vendor:	out: subsystem vendor ID
+ * @subsystem_device:	out: subsystem ID
+ * @class_code:		out: 24-bit class code (base, sub-class, prog-if)
+ * @dev_flags:		out: MCP_DEV_*
+ * @backend:		out: name of the backend driving it ("edu",
+ *			"generic"), NUL-terminated
+ * @irq_type:		out: enum mcp_irq_type in use
+ * @irq_count:		out: interrupt vectors; valid vectors for
+ *			MCP_IOC_IRQ_SET_EVENTFD are 0 .. @irq_count - 1
+ * @dma_mask:		out: DMA mask the backend set
+ * @link_flags:		out: MCP_LINK_*
+ * @link_speed:		out: current link speed in MT/s (2500, 5000, 8000,
+ *			16000, 32000, 64000); 0 unknown
+ * @link_speed_cap:	out: the most the device can do, MT/s; 0 unknown
+ * @link_width:		out: current link width (lanes); 0 unknown
+ * @link_width_cap:	out: the most the device can do; 0 unknown
+ * @wc_test:		out: enum mcp_wc_test
+ * @open_count:		out: open device fds
+ * @reserved:		in: must be 0
+ * @bars:		out: the six BARs
+ *
+ * An index that is not bound is -ENODEV.
+ */
+struct mcp_dev_info {
+	__u32 size;
+	__u32 flags;
+	__u32 index;
+	__s32 numa_node;
+	__u32 pci_domain;
+	__u8 pci_bus;
+	__u8 pci_slot;
+	__u8 pci_func;
+	__u8 revision;
+	__u16 vendor;
+	__u16 device;
+	__u16 subsystem_vendor;
+	__u16 subsystem_device;
+	__u32 class_code;
+	__u32 dev_flags;
+	char backend[MCP_DEV_BACKEND_LEN];
+	__u32 irq_type;
+	__u32 irq_count;
+	__u64 dma_mask;
+	__u32 link_flags;
+	__u32 link_speed;
+	__u32 link_speed_cap;
+	__u16 link_width;
+	__u16 link_width_cap;
+	__u32 wc_test;
+	__u32 open_count;
+	__u64 reserved;
+	struct mcp_dev_bar bars[MCP_DEV_MAX_BARS];
+};
+
+#define MCP_DEV_INFO_SIZE_VER0	248
+
+/**
+ * struct mcp_dev_open - argument of MCP_IOC_DEV_OPEN
+ * @size:	in: sizeof(struct mcp_dev_open)
+ * @flags:	in: must be 0 (the fd is always O_CLOEXEC)
+ * @index:	in: device index
+ * @fd:		out: the device fd
+ *
+ * An index that is not bound is -ENODEV.
+ */
+struct mcp_dev_open {
+	__u32 size;
+	__u32 flags;
+	__u32 index;
+	__s32 fd;
+};
+
+#define MCP_DEV_OPEN_SIZE_VER0	16
+
+/* mcp_bar_info.wc_status: why a write-combining mapping is or is not allowed */
+enum mcp_wc_status {
+	MCP_WC_ALLOWED = 0,		/* mmap at wc_offset maps write-combining */
+	MCP_WC_NOT_PREFETCHABLE = 1,	/* not prefetchable and the backend did not declare it WC-safe */
+	MCP_WC_NO_PLATFORM = 2,		/* the platform cannot map WC */
+	MCP_WC_NOT_MAPPABLE = 3,	/* the BAR cannot be mapped at all */
+};
+
+/**
+ * struct mcp_bar_info - argument of MCP_IOC_BAR_INFO, on a device fd
+ * @size:	in: sizeof(struct mcp_bar_info)
+ * @flags:	in: must be 0
+ * @bar:	in: BAR number, 0 .. MCP_DEV_MAX_BARS - 1
+ * @bar_flags:	out: MCP_BAR_*
+ * @len:	out: BAR length in bytes
+ * @offset:	out: mmap() offset of an uncached mapping of the BAR
+ * @wc_offset:	out: mmap() offset of a write-combining mapping
+ * @wc_status:	out: enum mcp_wc_status; mmap() at @wc_offset is -EINVAL
+ *		unless MCP_WC_ALLOWED
+ * @reserved:	in: must be 0
+ *
+ * mmap() on the device fd maps [offset, offset + len) of a BAR at
+ * @offset (or @wc_offset) plus a page-aligned position inside it; it needs
+ * CAP_SYS_RAWIO (like sysfs resourceN), MAP_SHARED, and must stay inside
+ * the BAR (else -EINVAL).  A BAR that is not MCP_BAR_MAPPABLE is -EINVAL.
+ */
+struct mcp_bar_info {
+	__u32 size;
+	__u32 flags;
+	__u32 bar;
+	__u32 bar_flags;
+	__u64 len;
+	__u64 offset;
+	__u64 wc_offset;
+	__u32 wc_status;
+	__u32 reserved;
+};
+
+#define MCP_BAR_INFO_SIZE_VER0	48
+
+/**
+ * struct mcp_irq_eventfd - argument of MCP_IOC_IRQ_SET_EVENTFD, on a
+ *			    device fd
+ * @size:	in: sizeof(struct mcp_irq_eventfd)
+ * @flags:	in: must be 0
+ * @vector:	in: interrupt vector, 0 .. mcp_dev_info.irq_count - 1
+ * @eventfd:	in: eventfd to signal on each interrupt; -1 disconnects
+ *
+ * One eventfd per vector and device; a new one replaces the old.  The
+ * device's backend acknowledges the interrupt in the device; a device
+ * without a backend that interrupts through INTx has the line masked after
+ * each interrupt until MCP_IOC_IRQ_UNMASK (as VFIO does).  Closing the
+ * device fd disconnects its eventfds.
+ */
+struct mcp_irq_eventfd {
+	__u32 size;
+	__u32 flags;
+	__u32 vector;
+	__s32 eventfd;
+};
+
+#define MCP_IRQ_EVENTFD_SIZE_VER0	16
+
+/**
+ * struct mcp_irq_unmask - argument of MCP_IOC_IRQ_UNMASK, on a device fd
+ * @size:	in: sizeof(struct mcp_irq_unmask)
+ * @flags:	in: must be 0
+ * @vector:	in: interrupt vector
+ * @reserved:	in: must be 0
+ *
+ * Re-enables a masked INTx line; a no-op for MSI, MSI-X and for devices
+ * whose backend acknowledges interrupts itself.
+ */
+struct mcp_irq_unmask {
+	__u32 size;
+	__u32 flags;
+	__u32 vector;
+	__u32 reserved;
+};
+
+#define MCP_IRQ_UNMASK_SIZE_VER0	16
+
 /* Largest argument struct the kernel accepts; larger sizes are -E2BIG. */
 #define MCP_ARG_SIZE_MAX	4096
 
@@ -311,5 +574,15 @@ enum mcp_genl_attr {
 #define MCP_IOC_GET_TOPOLOGY	_IOWR(MCP_IOC_MAGIC, 0x01, struct mcp_topology)
 #define MCP_IOC_PLACE		_IOWR(MCP_IOC_MAGIC, 0x02, struct mcp_place)
 #define MCP_IOC_UNPLACE		_IOW(MCP_IOC_MAGIC, 0x03, struct mcp_unplace)
+
+/* On /dev/mcp */
+#define MCP_IOC_DEV_LIST	_IOWR(MCP_IOC_MAGIC, 0x10, struct mcp_dev_list)
+#define MCP_IOC_DEV_INFO	_IOWR(MCP_IOC_MAGIC, 0x11, struct mcp_dev_info)
+#define MCP_IOC_DEV_OPEN	_IOWR(MCP_IOC_MAGIC, 0x12, struct mcp_dev_open)
+
+/* On a device fd (from MCP_IOC_DEV_OPEN) */
+#define MCP_IOC_BAR_INFO	_IOWR(MCP_IOC_MAGIC, 0x18, struct mcp_bar_info)
+#define MCP_IOC_IRQ_SET_EVENTFD	_IOW(MCP_IOC_MAGIC, 0x19, struct mcp_irq_eventfd)
+#define MCP_IOC_IRQ_UNMASK	_IOW(MCP_IOC_MAGIC, 0x1a, struct mcp_irq_unmask)
 
 #endif /* _UAPI_LINUX_MCP_H */
