@@ -10,6 +10,7 @@
 #   /lib/modules/mcp.ko                       (the module under test)
 #   /opt/mcp/selftests/mcp_*_test             (kselftest-harness binaries)
 #   /opt/mcp/bin/mcpctl, /usr/bin/numactl     (when present on the host)
+#   /usr/bin/lspci, /usr/share/misc/pci.ids   (pciutils)
 #   /opt/mcp/bench/mcp_*_bench                (with -B BENCH_DIR)
 #   every shared library those need (found with ldd) and the dynamic loader
 #
@@ -127,6 +128,17 @@ numactl=$(command -v numactl || true)
 if [ -n "$numactl" ]; then
 	cp "$numactl" "$root/usr/bin/numactl"
 	copy_libs "$numactl"
+fi
+
+# lspci (pciutils): the device selftests compare MCP_IOC_DEV_INFO with
+# "lspci -vv -n"; pci.ids gives names to the plain "lspci" a person runs.
+lspci=$(command -v lspci || true)
+if [ -n "$lspci" ]; then
+	cp "$lspci" "$root/usr/bin/lspci"
+	copy_libs "$lspci"
+	[ -f /usr/share/misc/pci.ids ] && copy_abs /usr/share/misc/pci.ids
+else
+	echo "build-initramfs: warning: lspci not found (apt install pciutils)" >&2
 fi
 
 for f in "${extra[@]}"; do

@@ -3,7 +3,7 @@
 """Boot the MCP test VM and report its results.
 
 Builds an initramfs (tests/vm/build-initramfs.sh) with mcp.ko, the
-kselftest binaries, mcpctl and numactl, boots Debian's kernel under
+kselftest binaries, mcpctl, numactl and lspci, boots Debian's kernel under
 qemu-system-x86_64 (TCG) with the NUMA topology named by --topology,
 captures the whole serial console to build/vm/vm-<topology>-<mode>.log and
 parses it:
@@ -100,6 +100,14 @@ def qemu_command(topology, kernel, initrd, ncpus=4, mem_mib=2048,
             if i != j:
                 cmd += ["-numa", "dist,src=%d,dst=%d,val=%d" % (i, j, dist[i][j])]
     cmd += ["-device", "edu,dma_mask=0xffffffff",
+            # A second, different function for the generic (no backend)
+            # path, bound through new_id by the device selftests: BAR0 4 KiB
+            # MMIO, BAR1 256 I/O ports, BAR2 (membar) 1 MiB 64-bit
+            # prefetchable; no interrupt pin.  Alone behind its own bridge
+            # so it can be reset (secondary bus reset).  PCI devices do not
+            # change the NUMA layout.
+            "-device", "pci-bridge,id=mcp_br0,chassis_nr=1,shpc=off",
+            "-device", "pci-testdev,bus=mcp_br0,addr=0x0,membar=1M",
             "-kernel", kernel, "-initrd", initrd,
             "-append", "console=ttyS0 quiet panic=-1 slub_debug=FZPU"]
     return cmd
