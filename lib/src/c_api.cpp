@@ -4,6 +4,7 @@
 // mcp_strerror_last() and returns a negative errno.
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -174,6 +175,8 @@ const char *mcp_feature_name(uint64_t feature)
 		return "events";
 	case MCP_FEATURE_PLACE:
 		return "place";
+	case MCP_FEATURE_DEVICES:
+		return "devices";
 	default:
 		return nullptr;
 	}
@@ -339,6 +342,247 @@ int mcp_qos_delete(const char *cgroup_mount, const char *name)
 	if (!name)
 		return fail(EINVAL, "mcp_qos_delete: name is NULL");
 	return guard([&] { mcp::QosGroup(name, cgroup_mount_or_default(cgroup_mount)).remove(); });
+}
+
+// ---- accelerator devices ----
+
+} // extern "C"
+
+struct mcp_accel {
+	mcp::Accelerator accel;
+};
+
+struct mcp_bar {
+	mcp::BarMapping map;
+};
+
+struct mcp_irq {
+	mcp::IrqEvent event;
+};
+
+namespace {
+
+void accel_info_to_c(const mcp::AcceleratorInfo &i, struct mcp_accel_info &c)
+{
+	const std::uint32_t size = c.size;
+	const std::string addr = i.address.to_string();
+
+	std::memset(&c, 0, sizeof(c));
+	c.size = size;
+	c.index = i.index;
+	c.numa_node = i.numa_node;
+	std::snprintf(c.address, sizeof(c.address), "%s", addr.c_str());
+	c.vendor = i.vendor;
+	c.device = i.device;
+	c.subsystem_vendor = i.subsystem_vendor;
+	c.subsystem_device = i.subsystem_device;
+	c.class_code = i.class_code;
+	c.revision = i.revision;
+	c.generic = i.generic;
+	std::snprintf(c.backend, sizeof(c.backend), "%s", i.backend.c_str());
+	c.irq_type = static_cast<std::uint32_t>(i.irq_type);
+	c.irq_count = i.irq_count;
+	c.dma_mask = i.dma_mask;
+	c.link_flags = (i.link.pcie ? MCP_ACCEL_LINK_PCIE : 0) |
+		       (i.link.speed_degraded ? MCP_ACCEL_LINK_SPEED_DEGRADED : 0) |
+		       (i.link.width_degraded ? MCP_ACCEL_LINK_WIDTH_DEGRADED : 0);
+	c.link_speed = i.link.speed;
+	c.link_speed_cap = i.link.speed_cap;
+	c.link_width = i.link.width;
+	c.link_width_cap = i.link.width_cap;
+	c.wc_test = static_cast<std::uint32_t>(i.wc_test);
+	c.open_count = i.open_count;
+	for (std::size_t b = 0; b < MCP_ACCEL_MAX_BARS; b++)
+		c.bars[b] = {i.bars[b].start, i.bars[b].len, i.bars[b].flags, 0};
+}
+
+// The caller's struct must be at least as large as this library's.
+bool accel_info_size_ok(const struct mcp_accel_info *info)
+{
+	return info && info->size >= sizeof(struct mcp_accel_info);
+}
+
+} // namespace
+
+extern "C" {
+
+int mcp_accel_list(struct mcp_device *dev, uint32_t *indices, size_t cap, size_t *count)
+{
+	if (!dev || !count || (cap && !indices))
+		return fail(EINVAL, "mcp_accel_list: dev or count is NULL, or indices is NULL with cap > 0");
+	int r = 0;
+	int g = guard([&] {
+		std::vector<unsigned> ids = dev->dev.accelerator_indices();
+
+		*count = ids.size();
+		if (ids.size() > cap) {
+			r = fail(ENOSPC, "mcp_accel_list: more devices than cap");
+			return;
+		}
+		std::copy(ids.begin(), ids.end(), indices);
+	});
+	return g ? g : r;
+}
+
+int mcp_accel_query(struct mcp_device *dev, uint32_t index, struct mcp_accel_info *info)
+{
+	if (!dev || !accel_info_size_ok(info))
+		return fail(EINVAL, "mcp_accel_query: dev or info is NULL, or info->size is too small");
+	return guard([&] { accel_info_to_c(dev->dev.accelerator_info(index), *info); });
+}
+
+int mcp_accel_find(struct mcp_device *dev, const char *address, uint32_t *index)
+{
+	if (!dev || !address || !index)
+		return fail(EINVAL, "mcp_accel_find: dev, address or index is NULL");
+	std::optional<mcp::PciAddress> a = mcp::PciAddress::parse(address);
+	if (!a)
+		return fail(EINVAL, "mcp_accel_find: the address is not dddd:bb:ss.f or bb:ss.f");
+	return guard([&] { *index = dev->dev.find_accelerator(*a); });
+}
+
+int mcp_accel_open(struct mcp_device *dev, uint32_t index, struct mcp_accel **out)
+{
+	if (!dev || !out)
+		return fail(EINVAL, "mcp_accel_open: dev or out is NULL");
+	return guard([&] {
+		auto handle = std::make_unique<mcp_accel>();
+		handle->accel = dev->dev.open_accelerator(index);
+		*out = handle.release();
+	});
+}
+
+void mcp_accel_close(struct mcp_accel *accel)
+{
+	std::unique_ptr<mcp_accel> owned(accel);
+}
+
+int mcp_accel_fd(const struct mcp_accel *accel)
+{
+	if (!accel)
+		return fail(EINVAL, "mcp_accel_fd: accel is NULL");
+	return accel->accel.fd();
+}
+
+int mcp_accel_get_info(const struct mcp_accel *accel, struct mcp_accel_info *info)
+{
+	if (!accel || !accel_info_size_ok(info))
+		return fail(EINVAL, "mcp_accel_get_info: accel or info is NULL, or info->size is too small");
+	return guard([&] { accel_info_to_c(accel->accel.info(), *info); });
+}
+
+int mcp_bar_map(struct mcp_accel *accel, uint32_t bar, uint32_t flags, uint64_t offset,
+		uint64_t length, struct mcp_bar **out)
+{
+	if (!accel || !out)
+		return fail(EINVAL, "mcp_bar_map: accel or out is NULL");
+	if (flags & ~MCP_BAR_MAP_WC)
+		return fail(EINVAL, "mcp_bar_map: unknown flags");
+	return guard([&] {
+		auto handle = std::make_unique<mcp_bar>();
+		handle->map = accel->accel.map_bar(bar,
+						   (flags & MCP_BAR_MAP_WC) ? mcp::Caching::write_combining
+									    : mcp::Caching::uncached,
+						   offset, length);
+		*out = handle.release();
+	});
+}
+
+void mcp_bar_unmap(struct mcp_bar *bar)
+{
+	std::unique_ptr<mcp_bar> owned(bar);
+}
+
+uint64_t mcp_bar_size(const struct mcp_bar *bar)
+{
+	return bar ? bar->map.size() : 0;
+}
+
+volatile void *mcp_bar_data(const struct mcp_bar *bar)
+{
+	return bar ? bar->map.data() : nullptr;
+}
+
+int mcp_bar_read32(const struct mcp_bar *bar, uint64_t offset, uint32_t *value)
+{
+	if (!bar || !value)
+		return fail(EINVAL, "mcp_bar_read32: bar or value is NULL");
+	return guard([&] { *value = bar->map.read32(offset); });
+}
+
+int mcp_bar_read64(const struct mcp_bar *bar, uint64_t offset, uint64_t *value)
+{
+	if (!bar || !value)
+		return fail(EINVAL, "mcp_bar_read64: bar or value is NULL");
+	return guard([&] { *value = bar->map.read64(offset); });
+}
+
+int mcp_bar_write32(const struct mcp_bar *bar, uint64_t offset, uint32_t value)
+{
+	if (!bar)
+		return fail(EINVAL, "mcp_bar_write32: bar is NULL");
+	return guard([&] { bar->map.write32(offset, value); });
+}
+
+int mcp_bar_write64(const struct mcp_bar *bar, uint64_t offset, uint64_t value)
+{
+	if (!bar)
+		return fail(EINVAL, "mcp_bar_write64: bar is NULL");
+	return guard([&] { bar->map.write64(offset, value); });
+}
+
+int mcp_bar_write_block(const struct mcp_bar *bar, uint64_t offset, const void *data, size_t len)
+{
+	if (!bar || (len && !data))
+		return fail(EINVAL, "mcp_bar_write_block: bar or data is NULL");
+	return guard([&] {
+		bar->map.write_block(offset, {static_cast<const std::byte *>(data), len});
+	});
+}
+
+int mcp_irq_open(struct mcp_accel *accel, uint32_t vector, struct mcp_irq **out)
+{
+	if (!accel || !out)
+		return fail(EINVAL, "mcp_irq_open: accel or out is NULL");
+	return guard([&] {
+		auto handle = std::make_unique<mcp_irq>();
+		handle->event = accel->accel.irq_event(vector);
+		*out = handle.release();
+	});
+}
+
+void mcp_irq_close(struct mcp_irq *irq)
+{
+	std::unique_ptr<mcp_irq> owned(irq);
+}
+
+int mcp_irq_fd(const struct mcp_irq *irq)
+{
+	if (!irq)
+		return fail(EINVAL, "mcp_irq_fd: irq is NULL");
+	return irq->event.fd();
+}
+
+int mcp_irq_wait(struct mcp_irq *irq, int timeout_ms, uint64_t *count)
+{
+	if (!irq)
+		return fail(EINVAL, "mcp_irq_wait: irq is NULL");
+	std::optional<std::uint64_t> got;
+	int r = guard([&] { got = irq->event.wait(std::chrono::milliseconds(timeout_ms)); });
+	if (r)
+		return r;
+	if (!got)
+		return 0;
+	if (count)
+		*count = *got;
+	return 1;
+}
+
+int mcp_irq_unmask(struct mcp_irq *irq)
+{
+	if (!irq)
+		return fail(EINVAL, "mcp_irq_unmask: irq is NULL");
+	return guard([&] { irq->event.unmask(); });
 }
 
 const char *mcp_strerror_last(void)

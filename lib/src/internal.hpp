@@ -153,6 +153,50 @@ std::optional<QosClass> infer_qos_class(std::optional<std::uint64_t> weight,
 					std::optional<std::uint64_t> memory_min,
 					std::optional<std::uint64_t> memory_low);
 
+// ---- accelerator devices (accelerator.cpp, bar_mapping.cpp, irq_event.cpp,
+// pcie_link.cpp) ----
+
+// The AcceleratorInfo of what MCP_IOC_DEV_INFO wrote into @raw.
+AcceleratorInfo decode_accelerator_info(const struct mcp_dev_info &raw);
+
+// The message for @errnum while doing @what ("MCP_IOC_BAR_INFO", "mapping
+// BAR 0") on device @device (a PCI address or "device 3").  ENODEV says
+// the device was removed.
+std::string device_error_message(int errnum, std::string_view device, std::string_view what);
+
+// Why a write-combining mapping of BAR @bar of @device is refused, from
+// the kernel's enum mcp_wc_status.
+std::string wc_refusal_message(std::uint32_t wc_status, unsigned bar, std::string_view device);
+
+// The message for a failed mmap(2) of BAR @bar of @device with @errnum.
+std::string map_error_message(int errnum, unsigned bar, std::string_view device);
+
+// Builds BarMappings around mappings libmcp did not make itself (tests
+// use anonymous memory; the benchmark a sysfs resourceN mapping).  The
+// BarMapping munmap()s @base on destruction.
+struct BarMappingAccess {
+	static BarMapping adopt(void *base, std::size_t len, unsigned bar,
+				std::uint64_t bar_offset, Caching caching, std::string device);
+};
+
+// MT/s of a sysfs link speed ("8.0 GT/s PCIe", "2.5 GT/s", "16 GT/s");
+// 0 for "Unknown" or anything unparsable.
+std::uint32_t parse_link_speed(std::string_view text) noexcept;
+
+// What sysfs says about one end of a link; 0 = unknown.
+struct LinkReading {
+	bool pcie = false;	// the link files exist
+	std::uint32_t speed = 0;
+	std::uint32_t speed_cap = 0;
+	std::uint32_t width = 0;
+	std::uint32_t width_cap = 0;
+};
+
+// The link of @dev: degraded when the current speed (width) is below the
+// smaller of the maxima of @dev and of its upstream port @upstream (nullptr
+// or !pcie when there is none).  Unknown values never count as degraded.
+PcieLink decide_link(const LinkReading &dev, const LinkReading *upstream) noexcept;
+
 } // namespace mcp::detail
 
 #endif // MCP_SRC_INTERNAL_HPP

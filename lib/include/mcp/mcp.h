@@ -43,6 +43,7 @@ extern "C" {
 #define MCP_FEATURE_TOPOLOGY	(UINT64_C(1) << 1)	/* topology query */
 #define MCP_FEATURE_PLACE	(UINT64_C(1) << 2)	/* task placement */
 #define MCP_FEATURE_EVENTS	(UINT64_C(1) << 3)	/* netlink events */
+#define MCP_FEATURE_DEVICES	(UINT64_C(1) << 4)	/* accelerator devices */
 
 /* Default device node, used when no path is given and MCP_DEVICE is unset. */
 #define MCP_DEFAULT_DEVICE	"/dev/mcp"
@@ -387,6 +388,255 @@ MCP_EXPORT int mcp_qos_attach(const char *cgroup_mount, const char *name, int pi
  * Return: 0, or -EBUSY (it still has processes), -ENOENT, or another errno.
  */
 MCP_EXPORT int mcp_qos_delete(const char *cgroup_mount, const char *name);
+
+/*
+ * Accelerator devices: PCI functions bound to mcp.ko, their BARs mapped
+ * into the process and their interrupts delivered to eventfds.
+ * Documentation/libmcp.rst ("Accelerator devices") has the details.
+ */
+
+/* An open device (MCP_IOC_DEV_OPEN).  Opaque. */
+struct mcp_accel;
+
+/* A mapped BAR; unmapped by mcp_bar_unmap().  Opaque. */
+struct mcp_bar;
+
+/* An eventfd connected to an interrupt vector.  Opaque. */
+struct mcp_irq;
+
+/* mcp_accel_bar.flags (the kernel's MCP_BAR_*) */
+#define MCP_ACCEL_BAR_PRESENT	(1U << 0)	/* the BAR is implemented */
+#define MCP_ACCEL_BAR_MEM	(1U << 1)	/* memory space (else I/O ports) */
+#define MCP_ACCEL_BAR_64BIT	(1U << 2)	/* 64-bit memory BAR */
+#define MCP_ACCEL_BAR_PREFETCH	(1U << 3)	/* prefetchable */
+#define MCP_ACCEL_BAR_MAPPABLE	(1U << 4)	/* can be mapped */
+#define MCP_ACCEL_BAR_WC_OK	(1U << 5)	/* may be mapped write-combining */
+
+/* mcp_accel_info.link_flags (the kernel's MCP_LINK_*) */
+#define MCP_ACCEL_LINK_PCIE		(1U << 0)	/* link fields valid */
+#define MCP_ACCEL_LINK_SPEED_DEGRADED	(1U << 1)
+#define MCP_ACCEL_LINK_WIDTH_DEGRADED	(1U << 2)
+
+/* mcp_accel_info.irq_type */
+#define MCP_ACCEL_IRQ_NONE	0
+#define MCP_ACCEL_IRQ_INTX	1
+#define MCP_ACCEL_IRQ_MSI	2
+#define MCP_ACCEL_IRQ_MSIX	3
+
+/* mcp_accel_info.wc_test: the kernel's write-combining self-test */
+#define MCP_ACCEL_WCTEST_UNTESTED	0
+#define MCP_ACCEL_WCTEST_UNSUPPORTED	1
+#define MCP_ACCEL_WCTEST_NOT_COMBINING	2
+#define MCP_ACCEL_WCTEST_COMBINING	3
+
+/* Why a write-combining mapping is or is not allowed (mcp_bar_wc_status()) */
+#define MCP_ACCEL_WC_ALLOWED		0
+#define MCP_ACCEL_WC_NOT_PREFETCHABLE	1
+#define MCP_ACCEL_WC_NO_PLATFORM	2
+#define MCP_ACCEL_WC_NOT_MAPPABLE	3
+
+/* One BAR of a device. */
+struct mcp_accel_bar {
+	uint64_t start;		/* physical start, as in sysfs "resource" */
+	uint64_t len;		/* 0 when not present */
+	uint32_t flags;		/* MCP_ACCEL_BAR_* */
+	uint32_t reserved;
+};
+
+#define MCP_ACCEL_MAX_BARS	6
+
+/**
+ * struct mcp_accel_info - a device bound to mcp.ko
+ * @size:		in: sizeof(struct mcp_accel_info)
+ * @index:		device index
+ * @numa_node:		NUMA node, -1 when the platform does not say
+ * @address:		PCI address "dddd:bb:ss.f", NUL-terminated
+ * @vendor, @device, @subsystem_vendor, @subsystem_device: PCI IDs
+ * @class_code:		24-bit class code
+ * @revision:		revision ID
+ * @generic:		1 when no device-specific backend drives it
+ * @backend:		backend name ("edu", "generic"), NUL-terminated
+ * @irq_type:		MCP_ACCEL_IRQ_*
+ * @irq_count:		interrupt vectors
+ * @dma_mask:		DMA mask the backend set
+ * @link_flags:		MCP_ACCEL_LINK_*
+ * @link_speed, @link_speed_cap: MT/s (8000 = Gen3); 0 unknown
+ * @link_width, @link_width_cap: lanes; 0 unknown
+ * @wc_test:		MCP_ACCEL_WCTEST_*
+ * @open_count:		open device fds
+ * @bars:		the six BARs
+ */
+struct mcp_accel_info {
+	uint32_t size;
+	uint32_t index;
+	int32_t numa_node;
+	char address[16];
+	uint16_t vendor;
+	uint16_t device;
+	uint16_t subsystem_vendor;
+	uint16_t subsystem_device;
+	uint32_t class_code;
+	uint8_t revision;
+	uint8_t generic;
+	uint16_t reserved;
+	char backend[16];
+	uint32_t irq_type;
+	uint32_t irq_count;
+	uint64_t dma_mask;
+	uint32_t link_flags;
+	uint32_t link_speed;
+	uint32_t link_speed_cap;
+	uint32_t link_width;
+	uint32_t link_width_cap;
+	uint32_t wc_test;
+	uint32_t open_count;
+	uint32_t reserved2;
+	struct mcp_accel_bar bars[MCP_ACCEL_MAX_BARS];
+};
+
+/**
+ * mcp_accel_list() - indices of the devices bound to mcp.ko
+ * @dev:	an open handle
+ * @indices:	out, may be NULL if @cap is 0: indices in ascending order
+ * @cap:	capacity of @indices, in entries
+ * @count:	out: the number of devices (written on success and -ENOSPC)
+ *
+ * Return: 0, -ENOSPC if @cap is too small (nothing written to @indices),
+ * -EOPNOTSUPP (module without devices), -EINVAL, or another errno.
+ */
+MCP_EXPORT int mcp_accel_list(struct mcp_device *dev, uint32_t *indices,
+			      size_t cap, size_t *count);
+
+/**
+ * mcp_accel_query() - describe device @index
+ * @dev:	an open handle
+ * @index:	device index
+ * @info:	out; set @info->size first
+ *
+ * Return: 0, -ENODEV (no such device), -EINVAL, or another errno.
+ */
+MCP_EXPORT int mcp_accel_query(struct mcp_device *dev, uint32_t index,
+			       struct mcp_accel_info *info);
+
+/**
+ * mcp_accel_find() - index of the device at a PCI address
+ * @dev:	an open handle
+ * @address:	"dddd:bb:ss.f" or "bb:ss.f"
+ * @index:	out: its index
+ *
+ * Return: 0, -ENODEV (not bound to mcp.ko), -EINVAL (bad address).
+ */
+MCP_EXPORT int mcp_accel_find(struct mcp_device *dev, const char *address,
+			      uint32_t *index);
+
+/**
+ * mcp_accel_open() - open device @index
+ * @dev:	an open handle
+ * @index:	device index
+ * @out:	the new handle; release it with mcp_accel_close()
+ *
+ * Return: 0, -ENODEV (no such device, or removed), -EINVAL, or another errno.
+ */
+MCP_EXPORT int mcp_accel_open(struct mcp_device *dev, uint32_t index,
+			      struct mcp_accel **out);
+
+/* mcp_accel_close() - close a device handle (NULL is fine). */
+MCP_EXPORT void mcp_accel_close(struct mcp_accel *accel);
+
+/* mcp_accel_fd() - the device fd (owned by @accel), or -EINVAL. */
+MCP_EXPORT int mcp_accel_fd(const struct mcp_accel *accel);
+
+/**
+ * mcp_accel_get_info() - what the device was when it was opened
+ * @accel:	an open device
+ * @info:	out; set @info->size first
+ *
+ * Return: 0 or -EINVAL.
+ */
+MCP_EXPORT int mcp_accel_get_info(const struct mcp_accel *accel,
+				  struct mcp_accel_info *info);
+
+/* mcp_bar_map() flags */
+#define MCP_BAR_MAP_WC	(1U << 0)	/* write-combining, else uncached */
+
+/**
+ * mcp_bar_map() - map (part of) a BAR into the process
+ * @accel:	an open device
+ * @bar:	BAR number, 0 .. 5
+ * @flags:	0 or MCP_BAR_MAP_WC
+ * @offset:	page-aligned offset in the BAR
+ * @length:	bytes to map; 0 = to the end of the BAR
+ * @out:	the mapping; release it with mcp_bar_unmap()
+ *
+ * An access to a mapping of a removed device raises SIGBUS; libmcp
+ * installs no signal handler.
+ *
+ * Return: 0, -EPERM (needs CAP_SYS_RAWIO), -EINVAL (not mappable, past the
+ * end, WC not allowed: mcp_strerror_last() says why), -ENODEV (removed).
+ */
+MCP_EXPORT int mcp_bar_map(struct mcp_accel *accel, uint32_t bar, uint32_t flags,
+			   uint64_t offset, uint64_t length, struct mcp_bar **out);
+
+/* mcp_bar_unmap() - unmap and free @bar (NULL is fine). */
+MCP_EXPORT void mcp_bar_unmap(struct mcp_bar *bar);
+
+/* mcp_bar_size() - length of the mapping in bytes (0 if @bar is NULL). */
+MCP_EXPORT uint64_t mcp_bar_size(const struct mcp_bar *bar);
+
+/* mcp_bar_data() - the mapping itself (NULL if @bar is NULL). */
+MCP_EXPORT volatile void *mcp_bar_data(const struct mcp_bar *bar);
+
+/*
+ * Bounds-checked volatile accesses at @offset from the start of the
+ * mapping; @offset must be aligned to the width.  Return: 0 or -EINVAL.
+ */
+MCP_EXPORT int mcp_bar_read32(const struct mcp_bar *bar, uint64_t offset, uint32_t *value);
+MCP_EXPORT int mcp_bar_read64(const struct mcp_bar *bar, uint64_t offset, uint64_t *value);
+MCP_EXPORT int mcp_bar_write32(const struct mcp_bar *bar, uint64_t offset, uint32_t value);
+MCP_EXPORT int mcp_bar_write64(const struct mcp_bar *bar, uint64_t offset, uint64_t value);
+
+/**
+ * mcp_bar_write_block() - copy a block, then a store fence
+ * @bar:	a mapping (write-combining for its benefit)
+ * @offset:	8-byte aligned
+ * @data:	bytes to copy
+ * @len:	a multiple of 4
+ *
+ * Ends with an x86 sfence so that the block reaches the device before a
+ * doorbell written next.  Return: 0 or -EINVAL.
+ */
+MCP_EXPORT int mcp_bar_write_block(const struct mcp_bar *bar, uint64_t offset,
+				   const void *data, size_t len);
+
+/**
+ * mcp_irq_open() - connect a new eventfd to interrupt vector @vector
+ * @accel:	an open device
+ * @vector:	0 .. irq_count - 1
+ * @out:	the handle; release it with mcp_irq_close() (disconnects)
+ *
+ * Return: 0, -EINVAL (bad vector), -ENODEV (removed), or another errno.
+ */
+MCP_EXPORT int mcp_irq_open(struct mcp_accel *accel, uint32_t vector,
+			    struct mcp_irq **out);
+
+/* mcp_irq_close() - disconnect and close (NULL is fine). */
+MCP_EXPORT void mcp_irq_close(struct mcp_irq *irq);
+
+/* mcp_irq_fd() - the eventfd, for poll(2) (POLLIN), or -EINVAL. */
+MCP_EXPORT int mcp_irq_fd(const struct mcp_irq *irq);
+
+/**
+ * mcp_irq_wait() - wait for interrupts
+ * @irq:	the handle
+ * @timeout_ms:	longest wait in ms; 0 = do not wait, negative = forever
+ * @count:	out, may be NULL: interrupts since the last wait
+ *
+ * Return: 1 with *@count set, 0 on time-out (or a signal), or a negative errno.
+ */
+MCP_EXPORT int mcp_irq_wait(struct mcp_irq *irq, int timeout_ms, uint64_t *count);
+
+/* mcp_irq_unmask() - re-enable a masked INTx line.  Return: 0 or -errno. */
+MCP_EXPORT int mcp_irq_unmask(struct mcp_irq *irq);
 
 /**
  * mcp_strerror_last() - message of the last failed libmcp call on this thread

@@ -7,10 +7,13 @@
 #ifndef MCP_MCP_HPP
 #define MCP_MCP_HPP
 
+#include <array>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -29,6 +32,7 @@ namespace feature {
 inline constexpr std::uint64_t version = MCP_FEATURE_VERSION;
 inline constexpr std::uint64_t topology = MCP_FEATURE_TOPOLOGY;
 inline constexpr std::uint64_t place = MCP_FEATURE_PLACE;
+inline constexpr std::uint64_t devices = MCP_FEATURE_DEVICES;
 } // namespace feature
 
 // Version of libmcp, e.g. "0.1.0".
@@ -170,6 +174,10 @@ struct PlaceResult {
 	std::string histogram_error;	// why no histogram was passed, if wanted
 };
 
+struct AcceleratorInfo;
+struct PciAddress;
+class Accelerator;
+
 // An open /dev/mcp session.  Move-only; the descriptor closes with it.
 class MCP_EXPORT Device {
 public:
@@ -207,6 +215,22 @@ public:
 	// Gives @pid back the affinity it had before MCP placed it
 	// (MCP_IOC_UNPLACE).  Throws mcp::Error: ENOENT (never placed), ...
 	void unplace(int pid) const;
+
+	// ---- accelerator devices (accelerator.cpp) ----
+	// Indices of the PCI functions bound to mcp.ko, ascending
+	// (MCP_IOC_DEV_LIST).  Throws mcp::Error: EOPNOTSUPP for a module
+	// without devices.
+	std::vector<unsigned> accelerator_indices() const;
+	// What MCP_IOC_DEV_INFO says about device @index.  Throws
+	// mcp::Error: ENODEV when no device has that index.
+	AcceleratorInfo accelerator_info(unsigned index) const;
+	// Every bound device, in index order.
+	std::vector<AcceleratorInfo> accelerators() const;
+	// The index of the device at PCI address @address; ENODEV if none.
+	unsigned find_accelerator(const PciAddress &address) const;
+	// Opens device @index (or the one at @address): MCP_IOC_DEV_OPEN.
+	Accelerator open_accelerator(unsigned index) const;
+	Accelerator open_accelerator(const PciAddress &address) const;
 
 private:
 	Device(int fd, std::string path) noexcept;
@@ -367,6 +391,273 @@ private:
 
 	std::unique_ptr<Impl> impl_;
 };
+
+// ---- accelerator devices (Documentation/libmcp.rst, "Accelerator devices") ----
+
+// A PCI function's address, printed "dddd:bb:ss.f" as sysfs and lspci -D do.
+struct MCP_EXPORT PciAddress {
+	std::uint32_t domain = 0;
+	std::uint8_t bus = 0;
+	std::uint8_t slot = 0;		// device number, 0 .. 31
+	std::uint8_t function = 0;	// 0 .. 7
+
+	// "0000:00:04.0"
+	std::string to_string() const;
+	// Accepts "dddd:bb:ss.f" and lspci's short "bb:ss.f" (domain 0), hex
+	// digits in either case; nullopt for anything else (slot > 0x1f,
+	// function > 7, trailing text, ...).
+	static std::optional<PciAddress> parse(std::string_view text) noexcept;
+
+	auto operator<=>(const PciAddress &) const = default;
+};
+
+// PCIe link state of a function.  Speeds are in MT/s (2500 = 2.5 GT/s,
+// Gen1; 8000 Gen3; 32000 Gen5); 0 means unknown.
+struct PcieLink {
+	bool pcie = false;		// false: conventional PCI, no link
+	std::uint32_t speed = 0;	// current
+	std::uint32_t speed_cap = 0;	// the most the function can do
+	std::uint32_t width = 0;	// lanes, current
+	std::uint32_t width_cap = 0;
+	// Trained below what both the function and its upstream port can do.
+	bool speed_degraded = false;
+	bool width_degraded = false;
+
+	bool degraded() const noexcept { return speed_degraded || width_degraded; }
+	bool operator==(const PcieLink &) const = default;
+};
+
+// The PCIe generation of a speed in MT/s: 1 for 2500 ... 6 for 64000; 0
+// for 0 or a speed no generation has.
+MCP_EXPORT unsigned pcie_generation(std::uint32_t speed_mts) noexcept;
+
+// One BAR of a device (struct mcp_dev_bar).
+struct BarInfo {
+	unsigned index = 0;
+	std::uint64_t start = 0;	// physical, as in sysfs "resource"
+	std::uint64_t len = 0;
+	std::uint32_t flags = 0;	// MCP_ACCEL_BAR_*
+
+	bool present() const noexcept { return flags & MCP_ACCEL_BAR_PRESENT; }
+	bool memory() const noexcept { return flags & MCP_ACCEL_BAR_MEM; }
+	bool is_64bit() const noexcept { return flags & MCP_ACCEL_BAR_64BIT; }
+	bool prefetchable() const noexcept { return flags & MCP_ACCEL_BAR_PREFETCH; }
+	bool mappable() const noexcept { return flags & MCP_ACCEL_BAR_MAPPABLE; }
+	bool wc_ok() const noexcept { return flags & MCP_ACCEL_BAR_WC_OK; }
+	bool operator==(const BarInfo &) const = default;
+};
+
+enum class IrqType : std::uint32_t { none = 0, intx = 1, msi = 2, msix = 3 };
+
+// Result of the kernel's write-combining self-test on a device.
+enum class WcTest : std::uint32_t {
+	untested = 0,		// no WC-capable BAR to test on
+	unsupported = 1,	// the platform cannot map WC
+	not_combining = 2,	// WC maps work but writes do not combine
+	combining = 3,
+};
+
+// "none", "intx", "msi", "msix"; "unknown" otherwise.
+MCP_EXPORT const char *to_string(IrqType type) noexcept;
+// "untested", "unsupported", "not-combining", "combining"; "unknown" otherwise.
+MCP_EXPORT const char *to_string(WcTest result) noexcept;
+
+// What MCP_IOC_DEV_INFO reports about a device bound to mcp.ko.
+struct AcceleratorInfo {
+	unsigned index = 0;
+	PciAddress address;
+	int numa_node = -1;		// -1: the platform does not say
+	std::uint16_t vendor = 0;
+	std::uint16_t device = 0;
+	std::uint16_t subsystem_vendor = 0;
+	std::uint16_t subsystem_device = 0;
+	std::uint32_t class_code = 0;	// 24 bits: base, sub-class, prog-if
+	std::uint8_t revision = 0;
+	std::string backend;		// "edu", "generic"
+	bool generic = false;		// no device-specific backend
+	IrqType irq_type = IrqType::none;
+	unsigned irq_count = 0;		// vectors 0 .. irq_count - 1
+	std::uint64_t dma_mask = 0;
+	PcieLink link;
+	WcTest wc_test = WcTest::untested;
+	unsigned open_count = 0;	// open device fds
+	std::array<BarInfo, 6> bars{};
+
+	bool operator==(const AcceleratorInfo &) const = default;
+};
+
+namespace detail {
+struct BarMappingAccess;
+}
+
+// How a BAR is mapped.
+enum class Caching { uncached, write_combining };
+
+// Where and how a BAR can be mapped (MCP_IOC_BAR_INFO).
+struct BarRegion {
+	unsigned bar = 0;
+	std::uint32_t flags = 0;	// MCP_ACCEL_BAR_*
+	std::uint64_t len = 0;
+	std::uint64_t offset = 0;	// mmap offset, uncached
+	std::uint64_t wc_offset = 0;	// mmap offset, write-combining
+	std::uint32_t wc_status = 0;	// MCP_ACCEL_WC_*; 0 = WC allowed
+};
+
+// A BAR mapped into this process (mmap of a device fd; munmap on
+// destruction).  Move-only.  Accesses are volatile and bounds-checked:
+// an offset outside the mapping, or not aligned to the access width, is
+// mcp::Error(EINVAL) and touches nothing.
+//
+// When the device goes away (unbind, hot-unplug, rmmod) the kernel revokes
+// the mapping: the next access raises SIGBUS.  libmcp installs no signal
+// handler; an application that must survive removal handles SIGBUS itself.
+class MCP_EXPORT BarMapping {
+public:
+	BarMapping() noexcept = default;
+	BarMapping(BarMapping &&other) noexcept;
+	BarMapping &operator=(BarMapping &&other) noexcept;
+	BarMapping(const BarMapping &) = delete;
+	BarMapping &operator=(const BarMapping &) = delete;
+	~BarMapping();
+
+	bool is_mapped() const noexcept { return base_ != nullptr; }
+	explicit operator bool() const noexcept { return is_mapped(); }
+	unsigned bar() const noexcept { return bar_; }
+	// Offset of the mapping inside the BAR, and its length in bytes.
+	std::uint64_t bar_offset() const noexcept { return bar_offset_; }
+	std::size_t size() const noexcept { return len_; }
+	Caching caching() const noexcept { return caching_; }
+	// The mapping itself, for code that does its own volatile accesses.
+	volatile void *data() const noexcept { return base_; }
+
+	// Offsets are relative to the start of the mapping.
+	std::uint32_t read32(std::size_t offset) const;
+	std::uint64_t read64(std::size_t offset) const;
+	void write32(std::size_t offset, std::uint32_t value) const;
+	void write64(std::size_t offset, std::uint64_t value) const;
+
+	// Copies @bytes to @offset (8-byte aligned; the length a multiple of
+	// 4) with 64-bit stores, then executes a store fence (x86 sfence), so
+	// that on a write-combining mapping the block reaches the device
+	// before a doorbell the caller writes next.
+	void write_block(std::size_t offset, std::span<const std::byte> bytes) const;
+
+private:
+	friend struct detail::BarMappingAccess;
+	BarMapping(void *base, std::size_t len, unsigned bar, std::uint64_t bar_offset,
+		   Caching caching, std::string device) noexcept;
+	void check(std::size_t offset, std::size_t width, const char *what) const;
+	void reset() noexcept;
+
+	void *base_ = nullptr;
+	std::size_t len_ = 0;
+	unsigned bar_ = 0;
+	std::uint64_t bar_offset_ = 0;
+	Caching caching_ = Caching::uncached;
+	std::string device_;	// PCI address, for messages
+};
+
+// An eventfd connected to one interrupt vector of a device
+// (MCP_IOC_IRQ_SET_EVENTFD).  Move-only; destruction disconnects it.  It
+// holds its own reference to the device fd, so it may outlive the
+// Accelerator it came from.
+class MCP_EXPORT IrqEvent {
+public:
+	IrqEvent() noexcept = default;
+	IrqEvent(IrqEvent &&other) noexcept;
+	IrqEvent &operator=(IrqEvent &&other) noexcept;
+	IrqEvent(const IrqEvent &) = delete;
+	IrqEvent &operator=(const IrqEvent &) = delete;
+	~IrqEvent();
+
+	bool is_open() const noexcept { return event_fd_ >= 0; }
+	explicit operator bool() const noexcept { return is_open(); }
+	unsigned vector() const noexcept { return vector_; }
+	// The eventfd, for poll(2)/epoll (POLLIN when interrupts arrived).
+	int fd() const noexcept { return event_fd_; }
+
+	// Waits at most @timeout (negative: forever) for interrupts; the
+	// number that arrived since the last wait (and resets it), or nullopt
+	// on time-out or when a signal interrupts the wait.
+	std::optional<std::uint64_t> wait(std::chrono::milliseconds timeout =
+						  std::chrono::milliseconds(-1)) const;
+	// Re-enables a masked INTx line (MCP_IOC_IRQ_UNMASK); needed after each
+	// interrupt of a device without a backend that uses INTx.
+	void unmask() const;
+
+private:
+	friend class Accelerator;
+	IrqEvent(int device_fd, int event_fd, unsigned vector, std::string device) noexcept;
+	void reset() noexcept;
+
+	int device_fd_ = -1;	// a dup of the device fd
+	int event_fd_ = -1;
+	unsigned vector_ = 0;
+	std::string device_;
+};
+
+// An open device (the fd of MCP_IOC_DEV_OPEN).  Move-only; the descriptor
+// closes with it.  Mappings and IrqEvents keep the device open on their own.
+// After the device is removed its calls throw mcp::Error(ENODEV).
+class MCP_EXPORT Accelerator {
+public:
+	Accelerator() noexcept = default;
+	Accelerator(Accelerator &&other) noexcept;
+	Accelerator &operator=(Accelerator &&other) noexcept;
+	Accelerator(const Accelerator &) = delete;
+	Accelerator &operator=(const Accelerator &) = delete;
+	~Accelerator();
+
+	bool is_open() const noexcept { return fd_ >= 0; }
+	explicit operator bool() const noexcept { return is_open(); }
+	int fd() const noexcept { return fd_; }
+	// As read when it was opened.
+	const AcceleratorInfo &info() const noexcept { return info_; }
+
+	// Where BAR @bar can be mapped (MCP_IOC_BAR_INFO).
+	BarRegion bar_region(unsigned bar) const;
+	// Maps @length bytes (0: to the end of the BAR) of BAR @bar from
+	// @offset (page-aligned).  Throws mcp::Error: EPERM without
+	// CAP_SYS_RAWIO, EINVAL for a BAR that cannot be mapped, a range past
+	// its end, or write-combining on a BAR that does not allow it (the
+	// message says why), ENODEV when the device was removed.
+	BarMapping map_bar(unsigned bar, Caching caching = Caching::uncached,
+			   std::uint64_t offset = 0, std::uint64_t length = 0) const;
+	// Connects a new eventfd to interrupt vector @vector.  Throws
+	// mcp::Error: EINVAL for a vector >= info().irq_count, ENODEV.
+	IrqEvent irq_event(unsigned vector = 0) const;
+
+private:
+	friend class Device;
+	Accelerator(int fd, AcceleratorInfo info) noexcept;
+	void reset() noexcept;
+
+	int fd_ = -1;
+	AcceleratorInfo info_;
+};
+
+// ---- PCIe link health of the whole host (pcie_link.cpp) ----
+
+// One PCI function found in sysfs and its link.
+struct HostPciLink {
+	PciAddress address;
+	std::uint16_t vendor = 0;
+	std::uint16_t device = 0;
+	std::uint32_t class_code = 0;
+	std::optional<PciAddress> upstream;	// the bridge above it, if any
+	// The most the upstream port can do (0 unknown or no upstream).
+	std::uint32_t upstream_speed_cap = 0;
+	std::uint32_t upstream_width_cap = 0;
+	PcieLink link;
+};
+
+// Reads every function under @sysfs_root/bus/pci/devices (the files
+// current_link_speed, max_link_speed, current_link_width, max_link_width,
+// and the same of its parent bridge), in address order.  A function
+// without the files is conventional PCI (link.pcie false).  Degraded
+// means below what both the function and its upstream port can do.
+// Throws mcp::Error when the directory cannot be read.
+MCP_EXPORT std::vector<HostPciLink> scan_pci_links(const std::string &sysfs_root = "/sys");
 
 } // namespace mcp
 
