@@ -26,6 +26,10 @@ static const char * const mcp_counter_names[] = {
 	[MCP_CTR_PLACED_TASKS] = "placed_tasks",
 	[MCP_CTR_REBALANCE_PASSES] = "rebalance_passes",
 	[MCP_CTR_REBALANCE_NS] = "rebalance_ns",
+	[MCP_CTR_DEVICE_OBJECTS] = "device_objects",
+	[MCP_CTR_DEVICE_FILES] = "device_files",
+	[MCP_CTR_BAR_MAPPINGS] = "bar_mappings",
+	[MCP_CTR_IRQ_EVENTFDS] = "irq_eventfds",
 };
 
 static_assert(ARRAY_SIZE(mcp_counter_names) == MCP_NR_COUNTERS);

@@ -14,8 +14,17 @@
  *     mcp_idle_lock	spinlock (mcp_idle.c): the idle CPU mask; innermost,
  *			nothing sleeps under it.
  *
- * mcp_place.h has the details.  The counters are atomic64_t and need no
- * lock.  New locks are added to this list in the order they nest.
+ *   mmap_lock		of a process mapping or faulting in a BAR
+ *     mcp_dev.lock	mutex (mcp_pci.h): one accelerator device's state,
+ *			its populated mappings and its eventfds
+ *       i_mmap_rwsem	in unmap_mapping_range(), revoking the mappings
+ *       mcp_irq.mask_lock spinlock, irq-safe: generic INTx mask state
+ *   mcp_devs		the device registry's xarray spinlock (mcp_pci.c);
+ *			taken alone
+ *
+ * mcp_place.h and mcp_pci.h have the details.  The counters are atomic64_t
+ * and need no lock.  New locks are added to this list in the order they
+ * nest.
  */
 #ifndef _MCP_INTERNAL_H
 #define _MCP_INTERNAL_H
@@ -32,7 +41,8 @@
 
 /* MCP_FEAT_* bits this build implements. */
 #define MCP_FEATURES		(MCP_FEAT_VERSION | MCP_FEAT_TOPOLOGY | \
-				 MCP_FEAT_EVENTS | MCP_FEAT_PLACE)
+				 MCP_FEAT_EVENTS | MCP_FEAT_PLACE | \
+				 MCP_FEAT_DEVICES)
 
 /*
  * Counters shown in /sys/kernel/debug/mcp/counters.  To add one, add an
@@ -48,6 +58,10 @@ enum mcp_counter {
 	MCP_CTR_PLACED_TASKS,	/* tasks with placement state (mcp_place.c) */
 	MCP_CTR_REBALANCE_PASSES, /* rebalancer passes since load */
 	MCP_CTR_REBALANCE_NS,	/* wall time spent in those passes, ns */
+	MCP_CTR_DEVICE_OBJECTS,	/* live struct mcp_dev, bound or held by fds */
+	MCP_CTR_DEVICE_FILES,	/* open device fds */
+	MCP_CTR_BAR_MAPPINGS,	/* VMAs mapping a BAR */
+	MCP_CTR_IRQ_EVENTFDS,	/* eventfds connected to interrupt vectors */
 	MCP_NR_COUNTERS
 };
 
@@ -72,6 +86,46 @@ static inline s64 mcp_counter_read(enum mcp_counter ctr)
 {
 	return atomic64_read(&mcp_counters[ctr]);
 }
+
+/**
+ * struct mcp_ioctl_desc - how mcp_ioctl_call() handles one ioctl
+ * @ksize:		sizeof() the argument struct in this build
+ * @size_ver0:		MCP_*_SIZE_VER0 of the argument struct
+ * @handler:		does the work on the kernel copy of the argument
+ * @publish:		optional: after a successful @handler and the copy
+ *			back, told whether the copy worked; makes what the
+ *			handler built visible (installs an fd) or drops it
+ * @copy_out_on_enospc:	copy the argument back when @handler returns
+ *			-ENOSPC too (it carries the sizes the caller needs)
+ */
+struct mcp_ioctl_desc {
+	size_t ksize;
+	size_t size_ver0;
+	int (*handler)(struct file *file, void *karg);
+	void (*publish)(void *karg, bool copied);
+	bool copy_out_on_enospc;
+};
+
+/* mcp_main.c: the extensible-struct convention, for every fd of mcp.ko */
+long mcp_ioctl_call(struct file *file, const struct mcp_ioctl_desc *desc,
+		    void __user *uarg);
+
+/*
+ * mcp_pci.c: MCP_IOC_DEV_LIST / DEV_INFO / DEV_OPEN on /dev/mcp and the
+ * PCI driver (mcp_pci.h has the rest).  DEV_OPEN's kernel argument carries
+ * the file to install once the fd number reached the caller.
+ */
+struct mcp_dev_open_karg {
+	struct mcp_dev_open arg;
+	struct file *file;
+};
+
+int mcp_ioctl_dev_list(struct file *file, void *karg);
+int mcp_ioctl_dev_info(struct file *file, void *karg);
+int mcp_ioctl_dev_open(struct file *file, void *karg);
+void mcp_ioctl_dev_open_publish(void *karg, bool copied);
+int mcp_pci_init(void);
+void mcp_pci_exit(void);
 
 /* mcp_topology.c */
 int mcp_ioctl_get_topology(struct file *file, void *karg);

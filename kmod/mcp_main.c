@@ -26,27 +26,18 @@
 
 #include "mcp_internal.h"
 
-/**
- * struct mcp_ioctl_desc - how mcp_ioctl_call() handles one ioctl
- * @ksize:		sizeof() the argument struct in this build
- * @size_ver0:		MCP_*_SIZE_VER0 of the argument struct
- * @handler:		does the work on the kernel copy of the argument
- * @copy_out_on_enospc:	copy the argument back when @handler returns
- *			-ENOSPC too (it carries the sizes the caller needs)
- */
-struct mcp_ioctl_desc {
-	size_t ksize;
-	size_t size_ver0;
-	int (*handler)(struct file *file, void *karg);
-	bool copy_out_on_enospc;
-};
-
 /* Room for the kernel copy of any ioctl argument. */
 union mcp_ioctl_arg {
 	struct mcp_version version;
 	struct mcp_topology topology;
 	struct mcp_place place;
 	struct mcp_unplace unplace;
+	struct mcp_dev_list dev_list;
+	struct mcp_dev_info dev_info;
+	struct mcp_dev_open_karg dev_open;
+	struct mcp_bar_info bar_info;
+	struct mcp_irq_eventfd irq_eventfd;
+	struct mcp_irq_unmask irq_unmask;
 };
 
 /* mcp_ioctl_call() relies on "size" coming first in every argument. */
@@ -54,10 +45,22 @@ static_assert(offsetof(struct mcp_version, size) == 0);
 static_assert(offsetof(struct mcp_topology, size) == 0);
 static_assert(offsetof(struct mcp_place, size) == 0);
 static_assert(offsetof(struct mcp_unplace, size) == 0);
+static_assert(offsetof(struct mcp_dev_list, size) == 0);
+static_assert(offsetof(struct mcp_dev_info, size) == 0);
+static_assert(offsetof(struct mcp_dev_open_karg, arg.size) == 0);
+static_assert(offsetof(struct mcp_bar_info, size) == 0);
+static_assert(offsetof(struct mcp_irq_eventfd, size) == 0);
+static_assert(offsetof(struct mcp_irq_unmask, size) == 0);
 static_assert(sizeof(struct mcp_version) >= MCP_VERSION_SIZE_VER0);
 static_assert(sizeof(struct mcp_topology) >= MCP_TOPOLOGY_SIZE_VER0);
 static_assert(sizeof(struct mcp_place) >= MCP_PLACE_SIZE_VER0);
 static_assert(sizeof(struct mcp_unplace) >= MCP_UNPLACE_SIZE_VER0);
+static_assert(sizeof(struct mcp_dev_list) >= MCP_DEV_LIST_SIZE_VER0);
+static_assert(sizeof(struct mcp_dev_info) >= MCP_DEV_INFO_SIZE_VER0);
+static_assert(sizeof(struct mcp_dev_open) >= MCP_DEV_OPEN_SIZE_VER0);
+static_assert(sizeof(struct mcp_bar_info) >= MCP_BAR_INFO_SIZE_VER0);
+static_assert(sizeof(struct mcp_irq_eventfd) >= MCP_IRQ_EVENTFD_SIZE_VER0);
+static_assert(sizeof(struct mcp_irq_unmask) >= MCP_IRQ_UNMASK_SIZE_VER0);
 static_assert(sizeof(union mcp_ioctl_arg) <= MCP_ARG_SIZE_MAX);
 
 static int mcp_open(struct inode *inode, struct file *file)
@@ -80,22 +83,21 @@ static int mcp_release(struct inode *inode, struct file *file)
 
 /**
  * mcp_ioctl_call() - run one ioctl with an extensible argument struct
- * @file:	the open /dev/mcp file
+ * @file:	the open /dev/mcp file or device fd
  * @desc:	sizes and handler of the ioctl
  * @uarg:	the caller's argument struct
  *
  * Reads the caller's __u32 size, copies the argument in with
  * copy_struct_from_user() semantics (shorter is zero-extended, longer must
  * have an all-zero tail), runs the handler and copies min(size, ksize)
- * bytes back on success.
+ * bytes back on success; then lets @desc->publish know whether that worked.
  *
  * Return: the handler's result, -EFAULT for a bad pointer, -EINVAL for a
  * size below the first version, -E2BIG for a size above MCP_ARG_SIZE_MAX
  * or a non-zero tail this build does not know.
  */
-static long mcp_ioctl_call(struct file *file,
-			   const struct mcp_ioctl_desc *desc,
-			   void __user *uarg)
+long mcp_ioctl_call(struct file *file, const struct mcp_ioctl_desc *desc,
+		    void __user *uarg)
 {
 	union mcp_ioctl_arg karg;
 	u32 usize;
@@ -116,7 +118,12 @@ static long mcp_ioctl_call(struct file *file,
 
 	ret = desc->handler(file, &karg);
 	if (ret == 0 || (ret == -ENOSPC && desc->copy_out_on_enospc)) {
-		if (copy_to_user(uarg, &karg, min_t(size_t, usize, desc->ksize)))
+		bool copied = !copy_to_user(uarg, &karg,
+					    min_t(size_t, usize, desc->ksize));
+
+		if (ret == 0 && desc->publish)
+			desc->publish(&karg, copied);
+		if (!copied)
 			return -EFAULT;
 	}
 	return ret;
@@ -163,6 +170,26 @@ static const struct mcp_ioctl_desc mcp_unplace_desc = {
 	.handler = mcp_ioctl_unplace,
 };
 
+static const struct mcp_ioctl_desc mcp_dev_list_desc = {
+	.ksize = sizeof(struct mcp_dev_list),
+	.size_ver0 = MCP_DEV_LIST_SIZE_VER0,
+	.handler = mcp_ioctl_dev_list,
+	.copy_out_on_enospc = true,
+};
+
+static const struct mcp_ioctl_desc mcp_dev_info_desc = {
+	.ksize = sizeof(struct mcp_dev_info),
+	.size_ver0 = MCP_DEV_INFO_SIZE_VER0,
+	.handler = mcp_ioctl_dev_info,
+};
+
+static const struct mcp_ioctl_desc mcp_dev_open_desc = {
+	.ksize = sizeof(struct mcp_dev_open),
+	.size_ver0 = MCP_DEV_OPEN_SIZE_VER0,
+	.handler = mcp_ioctl_dev_open,
+	.publish = mcp_ioctl_dev_open_publish,
+};
+
 static long mcp_unlocked_ioctl(struct file *file, unsigned int cmd,
 			       unsigned long arg)
 {
@@ -184,6 +211,15 @@ static long mcp_unlocked_ioctl(struct file *file, unsigned int cmd,
 		break;
 	case MCP_IOC_UNPLACE:
 		desc = &mcp_unplace_desc;
+		break;
+	case MCP_IOC_DEV_LIST:
+		desc = &mcp_dev_list_desc;
+		break;
+	case MCP_IOC_DEV_INFO:
+		desc = &mcp_dev_info_desc;
+		break;
+	case MCP_IOC_DEV_OPEN:
+		desc = &mcp_dev_open_desc;
 		break;
 	default:
 		desc = NULL;
@@ -236,10 +272,18 @@ static int __init mcp_init(void)
 		goto err_place_exit;
 	}
 
+	ret = mcp_pci_init();
+	if (ret) {
+		pr_err("cannot register the PCI driver: %d\n", ret);
+		goto err_misc_deregister;
+	}
+
 	pr_info("version %s, ABI %u.%u\n", MCP_MODULE_VERSION,
 		MCP_ABI_MAJOR, MCP_ABI_MINOR);
 	return 0;
 
+err_misc_deregister:
+	misc_deregister(&mcp_miscdev);
 err_place_exit:
 	mcp_place_exit();
 err_netlink_exit:
@@ -251,6 +295,7 @@ err_remove_debugfs:
 
 static void __exit mcp_exit(void)
 {
+	mcp_pci_exit();
 	misc_deregister(&mcp_miscdev);
 	mcp_place_exit();
 	mcp_netlink_exit();

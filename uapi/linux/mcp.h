@@ -50,7 +50,7 @@
 #define MCP_FEAT_TOPOLOGY	(1ULL << 1)	/* MCP_IOC_GET_TOPOLOGY */
 #define MCP_FEAT_PLACE		(1ULL << 2)	/* MCP_IOC_PLACE, MCP_IOC_UNPLACE */
 #define MCP_FEAT_EVENTS		(1ULL << 3)	/* generic netlink family "mcp" */
-#define MCP_FEAT_DEVICES	(1ULL << 4)	/* accelerator devices: DEV_*, BAR_INFO, mmap, IRQ_* */
+#define MCP_FEAT_DEVICES	(1ULL << 4)	/* devices: DEV_*, BAR_INFO, mmap, IRQ_* */
 
 /* Length of mcp_version.module_version, including the terminating NUL. */
 #define MCP_MODULE_VERSION_LEN	64
@@ -488,7 +488,7 @@ struct mcp_dev_open {
 /* mcp_bar_info.wc_status: why a write-combining mapping is or is not allowed */
 enum mcp_wc_status {
 	MCP_WC_ALLOWED = 0,		/* mmap at wc_offset maps write-combining */
-	MCP_WC_NOT_PREFETCHABLE = 1,	/* not prefetchable and the backend did not declare it WC-safe */
+	MCP_WC_NOT_PREFETCHABLE = 1,	/* not prefetchable nor declared WC-safe by the backend */
 	MCP_WC_NO_PLATFORM = 2,		/* the platform cannot map WC */
 	MCP_WC_NOT_MAPPABLE = 3,	/* the BAR cannot be mapped at all */
 };

@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MCP (Model Control Protocol): the device fd (MCP_IOC_DEV_OPEN), its
+ * ioctls, and BAR mappings with revocation.
+ *
+ * Every device has an inode of its own on a private pseudo filesystem (as
+ * DRM does), and every device fd uses that inode's address_space as its
+ * f_mapping.  All BAR mappings of one device therefore hang off one
+ * address_space, and unmap_mapping_range() on it revokes exactly them.
+ *
+ * PTEs are inserted at fault time, a whole VMA at once (as vfio-pci does,
+ * so that x86 PAT tracks the VMA's cache mode), under mcp_dev.lock; the
+ * zap takes the same lock, so no PTE can appear after it.  A fault on a
+ * removed device is SIGBUS.
+ *
+ * mmap offsets: BAR n is region 2n (uncached) and 2n + 1 (write-
+ * combining), at region << MCP_REGION_SHIFT.  Userspace learns them from
+ * MCP_IOC_BAR_INFO.
+ *
+ * Locks: mmap_lock, then mcp_dev.lock (mcp_pci.h).
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/anon_inodes.h>
+#include <linux/capability.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mount.h>
+#include <linux/pseudo_fs.h>
+#include <linux/slab.h>
+
+#include "mcp_internal.h"
+#include "mcp_pci.h"
+
+#define MCP_REGION_SHIFT	40
+#define MCP_REGION_PGSHIFT	(MCP_REGION_SHIFT - PAGE_SHIFT)
+#define MCP_REGION_PGMASK	((1UL << MCP_REGION_PGSHIFT) - 1)
+
+/* "mcpf": magic of the private filesystem of device inodes */
+#define MCP_FS_MAGIC		0x6d637066
+
+static struct vfsmount *mcp_fs_mnt;
+static int mcp_fs_count;
+
+static int mcp_fs_init_fs_context(struct fs_context *fc)
+{
+	return init_pseudo(fc, MCP_FS_MAGIC) ? 0 : -ENOMEM;
+}
+
+/*
+ * No .owner: the pinned mount would hold a module reference for as long
+ * as a device is bound and rmmod could never unbind them.  Every mount is
+ * released before the module goes: devices are removed in mcp_exit() and
+ * device fds pin the module through their fops.
+ */
+static struct file_system_type mcp_fs_type = {
+	.name = "mcp_dev",
+	.init_fs_context = mcp_fs_init_fs_context,
+	.kill_sb = kill_anon_super,
+};
+
+/**
+ * struct mcp_bar_vma - a BAR mapping populated since the last zap
+ * @node:	in mcp_dev.vmas
+ * @vma:	the VMA
+ */
+struct mcp_bar_vma {
+	struct list_head node;
+	struct vm_area_struct *vma;
+};
+
+int mcp_devfile_init(struct mcp_dev *mdev)
+{
+	struct inode *inode;
+	int ret;
+
+	ret = simple_pin_fs(&mcp_fs_type, &mcp_fs_mnt, &mcp_fs_count);
+	if (ret)
+		return ret;
+
+	inode = alloc_anon_inode(mcp_fs_mnt->mnt_sb);
+	if (IS_ERR(inode)) {
+		simple_release_fs(&mcp_fs_mnt, &mcp_fs_count);
+		return PTR_ERR(inode);
+	}
+	mdev->inode = inode;
+	return 0;
+}
+
+/* From the last mcp_dev_put(): no file, and so no VMA, uses @inode now. */
+void mcp_devfile_fini(struct mcp_dev *mdev)
+{
+	if (!mdev->inode)
+		return;
+	iput(mdev->inode);
+	mdev->inode = NULL;
+	simple_release_fs(&mcp_fs_mnt, &mcp_fs_count);
+}
+
+/**
+ * mcp_dev_revoke_mappings() - zap every user mapping of the device's BARs
+ * @mdev:	the device, with @gone or @resetting set
+ *
+ * Later accesses fault; the fault handler sees the flags under the same
+ * lock and either SIGBUSes (@gone) or, once a reset is over, maps again.
+ */
+void mcp_dev_revoke_mappings(struct mcp_dev *mdev)
+{
+	struct mcp_bar_vma *bv, *tmp;
+
+	lockdep_assert_held(&mdev->lock);
+
+	unmap_mapping_range(mdev->inode->i_mapping, 0, 0, true);
+	list_for_each_entry_safe(bv, tmp, &mdev->vmas, node) {
+		list_del(&bv->node);
+		kfree(bv);
+	}
+}
+
+static void mcp_bar_vma_forget(struct mcp_dev *mdev, struct vm_area_struct *vma)
+{
+	struct mcp_bar_vma *bv;
+
+	lockdep_assert_held(&mdev->lock);
+
+	list_for_each_entry(bv, &mdev->vmas, node) {
+		if (bv->vma == vma) {
+			list_del(&bv->node);
+			kfree(bv);
+			return;
+		}
+	}
+}
+
+/*
+ * A copy of a mapping (split, mremap, fork) starts empty, so that every
+ * populated VMA is on mdev->vmas and faults back in on its own.
+ */
+static void mcp_bar_vm_open(struct vm_area_struct *vma)
+{
+	zap_vma_ptes(vma, vma->vm_start, vma->vm_end - vma->vm_start);
+	mcp_counter_inc(MCP_CTR_BAR_MAPPINGS);
+}
+
+static void mcp_bar_vm_close(struct vm_area_struct *vma)
+{
+	struct mcp_dev *mdev = vma->vm_private_data;
+
+	mutex_lock(&mdev->lock);
+	mcp_bar_vma_forget(mdev, vma);
+	mutex_unlock(&mdev->lock);
+	mcp_counter_dec(MCP_CTR_BAR_MAPPINGS);
+}
+
+static vm_fault_t mcp_bar_vm_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct mcp_dev *mdev = vma->vm_private_data;
+	unsigned int bar = (vma->vm_pgoff >> MCP_REGION_PGSHIFT) / 2;
+	unsigned long pgoff = vma->vm_pgoff & MCP_REGION_PGMASK;
+	unsigned long pfn;
+	struct mcp_bar_vma *bv;
+	vm_fault_t ret = VM_FAULT_NOPAGE;
+
+	mutex_lock(&mdev->lock);
+	if (mdev->gone) {
+		ret = VM_FAULT_SIGBUS;
+		goto out_unlock;
+	}
+
+	/* Another thread populated this VMA while we waited for the lock. */
+	list_for_each_entry(bv, &mdev->vmas, node) {
+		if (bv->vma == vma)
+			goto out_unlock;
+	}
+
+	bv = kmalloc(sizeof(*bv), GFP_KERNEL);
+	if (!bv) {
+		ret = VM_FAULT_OOM;
+		goto out_unlock;
+	}
+
+	pfn = (pci_resource_start(mdev->pdev, bar) >> PAGE_SHIFT) + pgoff;
+	if (remap_pfn_range(vma, vma->vm_start, pfn,
+			    vma->vm_end - vma->vm_start, vma->vm_page_prot)) {
+		zap_vma_ptes(vma, vma->vm_start, vma->vm_end - vma->vm_start);
+		kfree(bv);
+		ret = VM_FAULT_SIGBUS;
+		goto out_unlock;
+	}
+	bv->vma = vma;
+	list_add(&bv->node, &mdev->vmas);
+
+out_unlock:
+	mutex_unlock(&mdev->lock);
+	return ret;
+}
+
+static const struct vm_operations_struct mcp_bar_vm_ops = {
+	.open = mcp_bar_vm_open,
+	.close = mcp_bar_vm_close,
+	.fault = mcp_bar_vm_fault,
+};
+
+static int mcp_devfile_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct mcp_dev *mdev = file->private_data;
+	unsigned long region = vma->vm_pgoff >> MCP_REGION_PGSHIFT;
+	unsigned long pgoff = vma->vm_pgoff & MCP_REGION_PGMASK;
+	unsigned int bar = region / 2;
+	bool wc = region & 1;
+	unsigned long bar_pages;
+	int ret = 0;
+
+	/* Raw BAR access, as sysfs resourceN. */
+	if (!capable(CAP_SYS_RAWIO))
+		return -EPERM;
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (bar >= MCP_DEV_MAX_BARS)
+		return -EINVAL;
+
+	mutex_lock(&mdev->lock);
+	if (mdev->gone) {
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+	if (!(mcp_bar_flags(mdev, bar) & MCP_BAR_MAPPABLE) ||
+	    (wc && mcp_bar_wc_status(mdev, bar) != MCP_WC_ALLOWED)) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	bar_pages = pci_resource_len(mdev->pdev, bar) >> PAGE_SHIFT;
+	if (pgoff >= bar_pages || vma_pages(vma) > bar_pages - pgoff) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+
+	vma->vm_page_prot = wc ? pgprot_writecombine(vma->vm_page_prot) :
+				 pgprot_noncached(vma->vm_page_prot);
+	mcp_vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_private_data = mdev;
+	vma->vm_ops = &mcp_bar_vm_ops;
+	mcp_counter_inc(MCP_CTR_BAR_MAPPINGS);
+
+out_unlock:
+	mutex_unlock(&mdev->lock);
+	return ret;
+}
+
+static int mcp_ioctl_bar_info(struct file *file, void *karg)
+{
+	struct mcp_dev *mdev = file->private_data;
+	struct mcp_bar_info *info = karg;
+	int ret = 0;
+
+	if (info->flags || info->reserved || info->bar >= MCP_DEV_MAX_BARS)
+		return -EINVAL;
+
+	mutex_lock(&mdev->lock);
+	if (mdev->gone) {
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+	info->bar_flags = mcp_bar_flags(mdev, info->bar);
+	info->len = info->bar_flags ? pci_resource_len(mdev->pdev, info->bar) : 0;
+	info->offset = (u64)(2 * info->bar) << MCP_REGION_SHIFT;
+	info->wc_offset = (u64)(2 * info->bar + 1) << MCP_REGION_SHIFT;
+	info->wc_status = mcp_bar_wc_status(mdev, info->bar);
+
+out_unlock:
+	mutex_unlock(&mdev->lock);
+	return ret;
+}
+
+static const struct mcp_ioctl_desc mcp_bar_info_desc = {
+	.ksize = sizeof(struct mcp_bar_info),
+	.size_ver0 = MCP_BAR_INFO_SIZE_VER0,
+	.handler = mcp_ioctl_bar_info,
+};
+
+static const struct mcp_ioctl_desc mcp_irq_eventfd_desc = {
+	.ksize = sizeof(struct mcp_irq_eventfd),
+	.size_ver0 = MCP_IRQ_EVENTFD_SIZE_VER0,
+	.handler = mcp_ioctl_irq_set_eventfd,
+};
+
+static const struct mcp_ioctl_desc mcp_irq_unmask_desc = {
+	.ksize = sizeof(struct mcp_irq_unmask),
+	.size_ver0 = MCP_IRQ_UNMASK_SIZE_VER0,
+	.handler = mcp_ioctl_irq_unmask,
+};
+
+static long mcp_devfile_ioctl(struct file *file, unsigned int cmd,
+			      unsigned long arg)
+{
+	const struct mcp_ioctl_desc *desc;
+	long ret;
+
+	mcp_counter_inc(MCP_CTR_IOCTLS);
+
+	switch (cmd) {
+	case MCP_IOC_BAR_INFO:
+		desc = &mcp_bar_info_desc;
+		break;
+	case MCP_IOC_IRQ_SET_EVENTFD:
+		desc = &mcp_irq_eventfd_desc;
+		break;
+	case MCP_IOC_IRQ_UNMASK:
+		desc = &mcp_irq_unmask_desc;
+		break;
+	default:
+		desc = NULL;
+		break;
+	}
+
+	ret = desc ? mcp_ioctl_call(file, desc, (void __user *)arg) : -ENOTTY;
+	if (ret < 0)
+		mcp_counter_inc(MCP_CTR_IOCTL_ERRORS);
+	return ret;
+}
+
+static int mcp_devfile_release(struct inode *inode, struct file *file)
+{
+	struct mcp_dev *mdev = file->private_data;
+
+	mcp_irq_release_owner(mdev, file);
+	atomic_dec(&mdev->open_count);
+	mcp_counter_dec(MCP_CTR_DEVICE_FILES);
+	mcp_dev_put(mdev);
+	return 0;
+}
+
+/* .owner: rmmod is refused while a device fd (or a mapping) exists. */
+static const struct file_operations mcp_devfile_fops = {
+	.owner = THIS_MODULE,
+	.release = mcp_devfile_release,
+	.unlocked_ioctl = mcp_devfile_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = mcp_devfile_mmap,
+	.llseek = noop_llseek,
+};
+
+/**
+ * mcp_devfile_open() - a new device fd's file for @mdev
+ * @mdev:	the device; the file takes a reference of its own
+ *
+ * Return: the file (O_RDWR, not yet installed), or an
+ * ERR_PTR: -ENODEV when the device is going away.
+ */
+struct file *mcp_devfile_open(struct mcp_dev *mdev)
+{
+	struct file *file;
+
+	mutex_lock(&mdev->lock);
+	if (mdev->gone) {
+		file = ERR_PTR(-ENODEV);
+		goto out_unlock;
+	}
+
+	file = anon_inode_getfile("[mcp_dev]", &mcp_devfile_fops, mdev, O_RDWR);
+	if (IS_ERR(file))
+		goto out_unlock;
+	/* BAR mappings of all fds of this device share one address_space. */
+	file->f_mapping = mdev->inode->i_mapping;
+
+	mcp_dev_get(mdev);
+	atomic_inc(&mdev->open_count);
+	mcp_counter_inc(MCP_CTR_DEVICE_FILES);
+
+out_unlock:
+	mutex_unlock(&mdev->lock);
+	return file;
+}
