@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Helpers shared by the MCP selftests (run inside the test VM by
- * tests/vm/run-vm.py): opening /dev/mcp, reading sysfs/debugfs values,
- * unmapped and read-only memory for -EFAULT tests, module load/unload, and
- * a main() that can run a single test.
+ * tests/vm/run-vm.py): opening /dev/mcp, reading and writing sysfs and
+ * debugfs values, dropping a capability, unmapped and read-only memory for
+ * -EFAULT tests, module load/unload, and a main() that can run a single
+ * test.
  *
  * The kselftest_harness.h of Linux 6.1 has no test filter, so
  * MCP_TEST_MAIN adds one:
@@ -32,6 +33,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
 #include <linux/mcp.h>
 
 #include "kselftest_harness.h"
@@ -138,6 +140,39 @@ static inline long long mcp_counter(const char *name)
 			return strtoll(line + nlen + 1, NULL, 10);
 	}
 	return -1;
+}
+
+/* Writes a string to a sysfs file in one write(); 0 or -errno. */
+static inline int mcp_write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return n;
+}
+
+/*
+ * Drops capability cap from this process's effective, permitted and
+ * inheritable sets (a forked child does this before a permission test).
+ */
+static inline int mcp_drop_cap(int cap)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	data[cap / 32].effective &= ~(1U << (cap % 32));
+	data[cap / 32].permitted &= ~(1U << (cap % 32));
+	data[cap / 32].inheritable &= ~(1U << (cap % 32));
+	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
 }
 
 /* A page-aligned address with nothing mapped behind it. */

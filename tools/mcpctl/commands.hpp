@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -79,6 +81,44 @@ std::string place_reason_text(std::uint32_t reason);
 std::string format_event_text(const mcp::PlaceEvent &ev, std::int64_t realtime_offset_ns);
 // The schema is documented in Documentation/events.rst.
 nlohmann::ordered_json event_json(const mcp::PlaceEvent &ev, std::int64_t realtime_offset_ns);
+
+// ---- accelerator devices (devices.cpp, dev.cpp, bar.cpp, irq.cpp) ----
+Command add_devices_command(CLI::App &app);
+Command add_dev_command(CLI::App &app);
+Command add_bar_command(CLI::App &app);
+Command add_irq_command(CLI::App &app);
+
+// A DEV argument: a device index ("0") or a PCI address ("0000:00:04.0",
+// "00:04.0").
+struct DevArg {
+	std::optional<unsigned> index;
+	std::optional<mcp::PciAddress> address;
+};
+// Throws mcp::Error(EINVAL) with a sentence for anything else.
+DevArg parse_dev_arg(std::string_view text);
+// Opens DEV through @dev.  Throws mcp::Error (ENODEV: no such device).
+mcp::Accelerator open_dev_arg(const mcp::Device &dev, const DevArg &arg);
+// A number in decimal or 0x-hex ("0x20", "32"), at most @max.  Throws
+// mcp::Error(EINVAL) naming @what.
+std::uint64_t parse_number(std::string_view text, std::string_view what,
+			   std::uint64_t max = UINT64_MAX);
+
+// "Gen3 x8 (cap Gen5 x16) DEGRADED", "Gen1 x1 (cap Gen1 x1)", "n/a (PCI)".
+std::string format_link(const mcp::PcieLink &link);
+nlohmann::ordered_json link_json(const mcp::PcieLink &link);
+// The table of `mcpctl devices` (a header line, one line per device).
+std::string format_devices_table(const std::vector<mcp::AcceleratorInfo> &devices);
+// The schema is documented in Documentation/mcpctl.rst.
+nlohmann::ordered_json accelerator_json(const mcp::AcceleratorInfo &info);
+// `mcpctl dev info`: every DEV_INFO field, one per line.
+std::string format_dev_info_text(const mcp::AcceleratorInfo &info);
+// `mcpctl dev link`: every PCIe function of the host, degraded ones flagged,
+// and a summary line.
+std::string format_host_links_text(const std::vector<mcp::HostPciLink> &links);
+nlohmann::ordered_json host_links_json(const std::vector<mcp::HostPciLink> &links);
+// `mcpctl bar dump`: four 32-bit words per line, "%08x: w0 w1 w2 w3", the
+// first word at BAR offset @offset.
+std::string format_bar_dump(std::uint64_t offset, const std::vector<std::uint32_t> &words);
 
 } // namespace mcpctl
 
