@@ -70,5 +70,13 @@ if [ ! -f "$ksrc/scripts/checkpatch.pl" ] ||
 		'*/scripts/spelling.txt' \
 		'*/scripts/const_structs.checkpatch'
 fi
+# extract-vmlinux: bpf/ generates vmlinux.h from the VM kernel's BTF
+# (scripts/gen-vmlinux-h.sh); linux-headers does not ship it.
+if [ ! -x "$ksrc/scripts/extract-vmlinux" ]; then
+	tarball=$(ls /usr/src/linux-source-6.1.tar.* | head -n 1)
+	mkdir -p "$ksrc"
+	tar -xf "$tarball" -C "$ksrc" --strip-components=1 --wildcards \
+		'*/scripts/extract-vmlinux'
+fi
 
 echo "install-deps: ready (VM kernel $kver)"

@@ -736,4 +736,7 @@ MCP_EXPORT const char *mcp_place_origin_name(uint32_t origin);
 }
 #endif
 
+/* The eBPF tracers (Documentation/observability.rst). */
+#include <mcp/trace.h>
+
 #endif /* MCP_MCP_H */

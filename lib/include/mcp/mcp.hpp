@@ -661,4 +661,7 @@ MCP_EXPORT std::vector<HostPciLink> scan_pci_links(const std::string &sysfs_root
 
 } // namespace mcp
 
+// The eBPF tracers (Documentation/observability.rst).
+#include <mcp/trace.hpp>
+
 #endif // MCP_MCP_HPP

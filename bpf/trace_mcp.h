@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: (LGPL-2.1-or-later OR BSD-2-Clause) */
+/*
+ * Shared between trace_mcp.bpf.c and lib/src/trace_mcp.cpp: one placement
+ * decision of the tracepoint mcp:mcp_place (kmod/mcp_trace.h), as sent
+ * through the ring buffer.
+ */
+#ifndef MCP_BPF_TRACE_MCP_H
+#define MCP_BPF_TRACE_MCP_H
+
+#define MCP_TRACE_RINGBUF_BYTES	(256 * 1024)
+
+struct mcp_place_record {
+	__u64 timestamp_ns;	/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__s32 pid;		/* the placed thread */
+	__s32 from_node;
+	__s32 to_node;
+	__s32 home_node;
+	__u32 home_source;
+	__u32 reason;		/* enum mcp_place_reason */
+	__u32 origin;		/* enum mcp_place_origin */
+	__u32 flags;		/* MCP_PLACE_* of the request */
+};
+
+#endif /* MCP_BPF_TRACE_MCP_H */
