@@ -120,6 +120,23 @@ nlohmann::ordered_json host_links_json(const std::vector<mcp::HostPciLink> &link
 // first word at BAR offset @offset.
 std::string format_bar_dump(std::uint64_t offset, const std::vector<std::uint32_t> &words);
 
+// ---- trace (trace.cpp) ----
+Command add_trace_command(CLI::App &app);
+enum class TraceGroup { sched, cache, mcp };
+// "sched", "cache", "mcp"; nullopt otherwise.
+std::optional<TraceGroup> parse_trace_group(std::string_view name) noexcept;
+// A log2 histogram as runqlat prints it (value range, count, stars).
+std::string format_histogram_text(const mcp::trace::Log2Histogram &h, std::string_view unit);
+// The schemas are documented in Documentation/observability.rst.
+nlohmann::ordered_json histogram_json(const mcp::trace::Log2Histogram &h);
+std::string format_sched_text(const mcp::trace::SchedSnapshot &s, bool per_task_histograms);
+nlohmann::ordered_json sched_json(const mcp::trace::SchedSnapshot &s, std::string_view attach_mode,
+				  bool numa_events);
+std::string format_cache_text(const mcp::trace::CacheSnapshot &s);
+nlohmann::ordered_json cache_json(const mcp::trace::CacheSnapshot &s);
+std::string format_mcp_text(const mcp::trace::McpSnapshot &s);
+nlohmann::ordered_json mcp_json(const mcp::trace::McpSnapshot &s);
+
 } // namespace mcpctl
 
 #endif // MCPCTL_COMMANDS_HPP

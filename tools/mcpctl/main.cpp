@@ -37,6 +37,7 @@ int main(int argc, char **argv)
 		add_dev_command(app),
 		add_bar_command(app),
 		add_irq_command(app),
+		add_trace_command(app),
 	};
 
 	try {
