@@ -85,3 +85,146 @@ Test(abi, constants)
 	cr_expect_eq(MCP_ARG_SIZE_MAX, 4096);
 	cr_expect_str_eq(MCP_DEVICE_NAME, "mcp");
 }
+
+Test(abi, mcp_dev_bar_layout)
+{
+	cr_expect_eq(sizeof(struct mcp_dev_bar), 24);
+	cr_expect_eq(_Alignof(struct mcp_dev_bar), 8);
+	cr_expect_eq(OFF(mcp_dev_bar, start), 0);
+	cr_expect_eq(OFF(mcp_dev_bar, len), 8);
+	cr_expect_eq(OFF(mcp_dev_bar, flags), 16);
+	cr_expect_eq(OFF(mcp_dev_bar, reserved), 20);
+}
+
+Test(abi, mcp_dev_list_layout)
+{
+	cr_expect_eq(sizeof(struct mcp_dev_list), 24);
+	cr_expect_eq(sizeof(struct mcp_dev_list), MCP_DEV_LIST_SIZE_VER0);
+	cr_expect_eq(_Alignof(struct mcp_dev_list), 8);
+	cr_expect_eq(OFF(mcp_dev_list, size), 0);
+	cr_expect_eq(OFF(mcp_dev_list, flags), 4);
+	cr_expect_eq(OFF(mcp_dev_list, cap), 8);
+	cr_expect_eq(OFF(mcp_dev_list, count), 12);
+	cr_expect_eq(OFF(mcp_dev_list, indices_ptr), 16);
+}
+
+Test(abi, mcp_dev_info_layout)
+{
+	cr_expect_eq(sizeof(struct mcp_dev_info), 248);
+	cr_expect_eq(sizeof(struct mcp_dev_info), MCP_DEV_INFO_SIZE_VER0);
+	cr_expect_eq(_Alignof(struct mcp_dev_info), 8);
+	cr_expect_eq(OFF(mcp_dev_info, size), 0);
+	cr_expect_eq(OFF(mcp_dev_info, flags), 4);
+	cr_expect_eq(OFF(mcp_dev_info, index), 8);
+	cr_expect_eq(OFF(mcp_dev_info, numa_node), 12);
+	cr_expect_eq(OFF(mcp_dev_info, pci_domain), 16);
+	cr_expect_eq(OFF(mcp_dev_info, pci_bus), 20);
+	cr_expect_eq(OFF(mcp_dev_info, pci_slot), 21);
+	cr_expect_eq(OFF(mcp_dev_info, pci_func), 22);
+	cr_expect_eq(OFF(mcp_dev_info, revision), 23);
+	cr_expect_eq(OFF(mcp_dev_info, vendor), 24);
+	cr_expect_eq(OFF(mcp_dev_info, device), 26);
+	cr_expect_eq(OFF(mcp_dev_info, subsystem_vendor), 28);
+	cr_expect_eq(OFF(mcp_dev_info, subsystem_device), 30);
+	cr_expect_eq(OFF(mcp_dev_info, class_code), 32);
+	cr_expect_eq(OFF(mcp_dev_info, dev_flags), 36);
+	cr_expect_eq(OFF(mcp_dev_info, backend), 40);
+	cr_expect_eq(sizeof(((struct mcp_dev_info *)0)->backend), 16);
+	cr_expect_eq(OFF(mcp_dev_info, irq_type), 56);
+	cr_expect_eq(OFF(mcp_dev_info, irq_count), 60);
+	cr_expect_eq(OFF(mcp_dev_info, dma_mask), 64);
+	cr_expect_eq(OFF(mcp_dev_info, link_flags), 72);
+	cr_expect_eq(OFF(mcp_dev_info, link_speed), 76);
+	cr_expect_eq(OFF(mcp_dev_info, link_speed_cap), 80);
+	cr_expect_eq(OFF(mcp_dev_info, link_width), 84);
+	cr_expect_eq(OFF(mcp_dev_info, link_width_cap), 86);
+	cr_expect_eq(OFF(mcp_dev_info, wc_test), 88);
+	cr_expect_eq(OFF(mcp_dev_info, open_count), 92);
+	cr_expect_eq(OFF(mcp_dev_info, reserved), 96);
+	cr_expect_eq(OFF(mcp_dev_info, bars), 104);
+	cr_expect_eq(sizeof(((struct mcp_dev_info *)0)->bars), 6 * 24);
+}
+
+Test(abi, mcp_dev_open_layout)
+{
+	cr_expect_eq(sizeof(struct mcp_dev_open), 16);
+	cr_expect_eq(sizeof(struct mcp_dev_open), MCP_DEV_OPEN_SIZE_VER0);
+	cr_expect_eq(_Alignof(struct mcp_dev_open), 4);
+	cr_expect_eq(OFF(mcp_dev_open, size), 0);
+	cr_expect_eq(OFF(mcp_dev_open, flags), 4);
+	cr_expect_eq(OFF(mcp_dev_open, index), 8);
+	cr_expect_eq(OFF(mcp_dev_open, fd), 12);
+}
+
+Test(abi, mcp_bar_info_layout)
+{
+	cr_expect_eq(sizeof(struct mcp_bar_info), 48);
+	cr_expect_eq(sizeof(struct mcp_bar_info), MCP_BAR_INFO_SIZE_VER0);
+	cr_expect_eq(_Alignof(struct mcp_bar_info), 8);
+	cr_expect_eq(OFF(mcp_bar_info, size), 0);
+	cr_expect_eq(OFF(mcp_bar_info, flags), 4);
+	cr_expect_eq(OFF(mcp_bar_info, bar), 8);
+	cr_expect_eq(OFF(mcp_bar_info, bar_flags), 12);
+	cr_expect_eq(OFF(mcp_bar_info, len), 16);
+	cr_expect_eq(OFF(mcp_bar_info, offset), 24);
+	cr_expect_eq(OFF(mcp_bar_info, wc_offset), 32);
+	cr_expect_eq(OFF(mcp_bar_info, wc_status), 40);
+	cr_expect_eq(OFF(mcp_bar_info, reserved), 44);
+}
+
+Test(abi, mcp_irq_layout)
+{
+	cr_expect_eq(sizeof(struct mcp_irq_eventfd), 16);
+	cr_expect_eq(sizeof(struct mcp_irq_eventfd), MCP_IRQ_EVENTFD_SIZE_VER0);
+	cr_expect_eq(OFF(mcp_irq_eventfd, size), 0);
+	cr_expect_eq(OFF(mcp_irq_eventfd, flags), 4);
+	cr_expect_eq(OFF(mcp_irq_eventfd, vector), 8);
+	cr_expect_eq(OFF(mcp_irq_eventfd, eventfd), 12);
+	cr_expect_eq(sizeof(struct mcp_irq_unmask), 16);
+	cr_expect_eq(sizeof(struct mcp_irq_unmask), MCP_IRQ_UNMASK_SIZE_VER0);
+	cr_expect_eq(OFF(mcp_irq_unmask, size), 0);
+	cr_expect_eq(OFF(mcp_irq_unmask, flags), 4);
+	cr_expect_eq(OFF(mcp_irq_unmask, vector), 8);
+	cr_expect_eq(OFF(mcp_irq_unmask, reserved), 12);
+}
+
+Test(abi, ioctl_devices)
+{
+	cr_expect_eq(MCP_IOC_DEV_LIST, 0xC018E610u);
+	cr_expect_eq(MCP_IOC_DEV_INFO, 0xC0F8E611u);
+	cr_expect_eq(MCP_IOC_DEV_OPEN, 0xC010E612u);
+	cr_expect_eq(MCP_IOC_BAR_INFO, 0xC030E618u);
+	cr_expect_eq(MCP_IOC_IRQ_SET_EVENTFD, 0x4010E619u);
+	cr_expect_eq(MCP_IOC_IRQ_UNMASK, 0x4010E61Au);
+	cr_expect_eq(_IOC_DIR(MCP_IOC_IRQ_SET_EVENTFD), _IOC_WRITE);
+	cr_expect_eq(_IOC_DIR(MCP_IOC_IRQ_UNMASK), _IOC_WRITE);
+}
+
+Test(abi, device_constants)
+{
+	cr_expect_eq(MCP_FEAT_DEVICES, 1ULL << 4);
+	cr_expect_eq(MCP_DEV_MAX_BARS, 6);
+	cr_expect_eq(MCP_DEV_BACKEND_LEN, 16);
+	cr_expect_eq(MCP_BAR_PRESENT, 0x01);
+	cr_expect_eq(MCP_BAR_MEM, 0x02);
+	cr_expect_eq(MCP_BAR_64BIT, 0x04);
+	cr_expect_eq(MCP_BAR_PREFETCH, 0x08);
+	cr_expect_eq(MCP_BAR_MAPPABLE, 0x10);
+	cr_expect_eq(MCP_BAR_WC_OK, 0x20);
+	cr_expect_eq(MCP_IRQ_NONE, 0);
+	cr_expect_eq(MCP_IRQ_INTX, 1);
+	cr_expect_eq(MCP_IRQ_MSI, 2);
+	cr_expect_eq(MCP_IRQ_MSIX, 3);
+	cr_expect_eq(MCP_LINK_PCIE, 0x01);
+	cr_expect_eq(MCP_LINK_SPEED_DEGRADED, 0x02);
+	cr_expect_eq(MCP_LINK_WIDTH_DEGRADED, 0x04);
+	cr_expect_eq(MCP_WC_UNTESTED, 0);
+	cr_expect_eq(MCP_WC_UNSUPPORTED, 1);
+	cr_expect_eq(MCP_WC_NOT_COMBINING, 2);
+	cr_expect_eq(MCP_WC_COMBINING, 3);
+	cr_expect_eq(MCP_DEV_GENERIC, 0x01);
+	cr_expect_eq(MCP_WC_ALLOWED, 0);
+	cr_expect_eq(MCP_WC_NOT_PREFETCHABLE, 1);
+	cr_expect_eq(MCP_WC_NO_PLATFORM, 2);
+	cr_expect_eq(MCP_WC_NOT_MAPPABLE, 3);
+}
