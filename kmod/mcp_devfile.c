@@ -102,10 +102,10 @@ void mcp_devfile_fini(struct mcp_dev *mdev)
 
 /**
  * mcp_dev_revoke_mappings() - zap every user mapping of the device's BARs
- * @mdev:	the device, with @gone or @resetting set
+ * @mdev:	the device: @gone set, or a reset under way
  *
  * Later accesses fault; the fault handler sees the flags under the same
- * lock and either SIGBUSes (@gone) or, once a reset is over, maps again.
+ * lock (held across a reset) and either SIGBUSes (@gone) or maps again.
  */
 void mcp_dev_revoke_mappings(struct mcp_dev *mdev)
 {

@@ -519,7 +519,6 @@ static void mcp_pci_reset_prepare(struct pci_dev *pdev)
 	struct mcp_dev *mdev = pci_get_drvdata(pdev);
 
 	mutex_lock(&mdev->lock);
-	mdev->resetting = true;
 	mcp_dev_revoke_mappings(mdev);
 }
 
@@ -530,7 +529,6 @@ static void mcp_pci_reset_done(struct pci_dev *pdev)
 	lockdep_assert_held(&mdev->lock);
 	if (mdev->backend && mdev->backend->reset_done)
 		mdev->backend->reset_done(mdev);
-	mdev->resetting = false;
 	mutex_unlock(&mdev->lock);
 }
 

@@ -13,7 +13,7 @@
  * Locks, outermost first (also in mcp_internal.h):
  *
  *   mmap_lock		of a process faulting in or mapping a BAR
- *     mcp_dev.lock	mutex: @gone, @resetting, @vmas and the eventfds.
+ *     mcp_dev.lock	mutex: @gone, @vmas and the eventfds.
  *			Held by the fault handler while it inserts PTEs and
  *			by revocation while it zaps them, so no PTE appears
  *			after a zap.  Held from reset_prepare to reset_done.
@@ -102,7 +102,6 @@ struct mcp_irq {
  * @index:	device index (MCP_IOC_DEV_LIST)
  * @lock:	see the lock order above
  * @gone:	removed: ioctls -ENODEV, faults SIGBUS
- * @resetting:	a function reset is in progress (@lock is held meanwhile)
  * @vmas:	BAR mappings populated since the last zap (struct mcp_bar_vma)
  * @inode:	owns the address_space all BAR mappings of this device
  *		share, so unmap_mapping_range() revokes exactly them
@@ -121,7 +120,6 @@ struct mcp_dev {
 	u32 index;
 	struct mutex lock;	/* see the lock order above */
 	bool gone;
-	bool resetting;
 	struct list_head vmas;
 	struct inode *inode;
 	u32 irq_type;
