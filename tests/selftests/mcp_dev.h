@@ -54,8 +54,9 @@
 #define TESTDEV_TEST0_OFFSET	0x800
 #define TESTDEV_DATAMATCH	0xfa
 
-/* Attribute of the PCI device directory: open device fds. */
-#define MCP_DEV_SYSFS_OPEN_COUNT	"open_count"
+/* mcp.ko's attributes under each bound PCI device (Documentation/ABI/). */
+#define MCP_DEV_SYSFS		"mcp"
+#define MCP_DEV_SYSFS_OPEN_COUNT	MCP_DEV_SYSFS "/open_count"
 
 /* PCI address "DDDD:BB:SS.F" of a sysfs device directory name. */
 #define MCP_PCI_ADDR_LEN	16

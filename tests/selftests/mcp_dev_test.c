@@ -209,17 +209,24 @@ TEST_F(dev, list_bad_pointers_efault)
 	char *page = mcp_guarded_page();
 	__u64 ptrs[] = { 0, (uintptr_t)mcp_unmapped_addr(), 0xffff888000000000ull,
 			 (uintptr_t)ro, 0 };
+	char tdev[MCP_PCI_ADDR_LEN];
 
 	ASSERT_NE(MAP_FAILED, ro);
 	ASSERT_NE(NULL, page);
-	/* An array that starts in the last word of a page and runs into a hole. */
+	/*
+	 * An array that starts in the last word of a page and runs into a
+	 * hole: that needs two devices, so pci-testdev joins edu.
+	 */
+	ASSERT_EQ(0, mcp_pci_find(TESTDEV_VENDOR, TESTDEV_DEVICE, tdev));
+	ASSERT_EQ(0, mcp_testdev_bind(tdev));
+	ASSERT_LE(2, mcp_dev_list(self->fd, NULL, 0));
 	ptrs[4] = (uintptr_t)(page + self->pg - sizeof(__u32));
 	for (size_t i = 0; i < ARRAY_SIZE(ptrs); i++) {
 		l.indices_ptr = ptrs[i];
-		l.cap = i == 4 ? 2 : 64;
 		EXPECT_EQ(-EFAULT, mcp_ioctl(self->fd, MCP_IOC_DEV_LIST, &l))
 			TH_LOG("case %zu, pointer 0x%llx", i, (unsigned long long)ptrs[i]);
 	}
+	mcp_testdev_release(tdev);
 	munmap(ro, self->pg);
 	munmap(page, 2 * self->pg);
 }
@@ -376,6 +383,59 @@ static void check_bars_sysfs(struct __test_metadata *_metadata, const char *addr
 	EXPECT_EQ(MCP_DEV_MAX_BARS, i);
 }
 
+/* ADDR/mcp/NAME without its newline; "" when unreadable. */
+static const char *mcp_dev_sysfs(const char *addr, const char *name, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), MCP_PCI_DEVICES "/%s/" MCP_DEV_SYSFS "/%s", addr, name);
+	if (mcp_read_file(path, buf, len) < 0)
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
+/* mcp.ko's own sysfs directory of the device says what DEV_INFO says. */
+static void check_info_vs_mcp_sysfs(struct __test_metadata *_metadata, const char *addr,
+				    const struct mcp_dev_info *info)
+{
+	static const char * const wc_names[] = {
+		[MCP_WC_UNTESTED] = "untested", [MCP_WC_UNSUPPORTED] = "unsupported",
+		[MCP_WC_NOT_COMBINING] = "not_combining", [MCP_WC_COMBINING] = "combining",
+	};
+	char buf[64];
+	const char *degraded;
+
+	EXPECT_EQ(info->index, strtoul(mcp_dev_sysfs(addr, "index", buf, sizeof(buf)), NULL, 10));
+	EXPECT_STREQ(info->backend, mcp_dev_sysfs(addr, "backend", buf, sizeof(buf)));
+	ASSERT_GT(ARRAY_SIZE(wc_names), info->wc_test);
+	EXPECT_STREQ(wc_names[info->wc_test], mcp_dev_sysfs(addr, "wc_test", buf, sizeof(buf)));
+	EXPECT_EQ(info->open_count,
+		  strtoul(mcp_dev_sysfs(addr, "open_count", buf, sizeof(buf)), NULL, 10));
+	EXPECT_EQ(info->link_speed,
+		  strtoul(mcp_dev_sysfs(addr, "link_speed", buf, sizeof(buf)), NULL, 10));
+	EXPECT_EQ(info->link_speed_cap,
+		  strtoul(mcp_dev_sysfs(addr, "link_speed_cap", buf, sizeof(buf)), NULL, 10));
+	EXPECT_EQ(info->link_width,
+		  strtoul(mcp_dev_sysfs(addr, "link_width", buf, sizeof(buf)), NULL, 10));
+	EXPECT_EQ(info->link_width_cap,
+		  strtoul(mcp_dev_sysfs(addr, "link_width_cap", buf, sizeof(buf)), NULL, 10));
+	switch (info->link_flags & (MCP_LINK_SPEED_DEGRADED | MCP_LINK_WIDTH_DEGRADED)) {
+	case 0:
+		degraded = "none";
+		break;
+	case MCP_LINK_SPEED_DEGRADED:
+		degraded = "speed";
+		break;
+	case MCP_LINK_WIDTH_DEGRADED:
+		degraded = "width";
+		break;
+	default:
+		degraded = "speed width";
+	}
+	EXPECT_STREQ(degraded, mcp_dev_sysfs(addr, "link_degraded", buf, sizeof(buf)));
+}
+
 /* Everything DEV_INFO says that sysfs and lspci also say. */
 static void check_info_vs_system(struct __test_metadata *_metadata, const char *addr,
 				 const struct mcp_dev_info *info)
@@ -396,6 +456,7 @@ static void check_info_vs_system(struct __test_metadata *_metadata, const char *
 	EXPECT_EQ(mcp_pci_attr(addr, "revision"), info->revision);
 	EXPECT_EQ(mcp_pci_attr(addr, "numa_node"), info->numa_node);
 	check_bars_sysfs(_metadata, addr, info);
+	check_info_vs_mcp_sysfs(_metadata, addr, info);
 
 	/* MSI vectors show up in msi_irqs/, one file each. */
 	snprintf(path, sizeof(path), MCP_PCI_DEVICES "/%s/msi_irqs", addr);

@@ -81,7 +81,7 @@ def kernel_version():
 
 
 def qemu_command(topology, kernel, initrd, ncpus=4, mem_mib=2048,
-                 tcg_thread="multi", cpu="max"):
+                 tcg_thread="multi", cpu="max", kernel_args=""):
     nodes, dist = TOPOLOGIES[topology]
     cmd = ["qemu-system-x86_64",
            "-accel", "tcg,thread=%s" % tcg_thread, "-cpu", cpu,
@@ -109,7 +109,7 @@ def qemu_command(topology, kernel, initrd, ncpus=4, mem_mib=2048,
             "-device", "pci-bridge,id=mcp_br0,chassis_nr=1,shpc=off",
             "-device", "pci-testdev,bus=mcp_br0,addr=0x0,membar=1M",
             "-kernel", kernel, "-initrd", initrd,
-            "-append", "console=ttyS0 quiet panic=-1 slub_debug=FZPU"]
+            "-append", ("console=ttyS0 quiet panic=-1 slub_debug=FZPU " + kernel_args).strip()]
     return cmd
 
 
@@ -358,6 +358,9 @@ def main():
                     help="one host thread for all vCPUs (-accel tcg,thread=single) "
                          "instead of one per vCPU (thread=multi, the default)")
     ap.add_argument("--cpu", default="max", help="QEMU -cpu model (default: max)")
+    ap.add_argument("--kernel-arg", action="append", default=[], metavar="ARG",
+                    help="append ARG to the guest kernel command line (repeatable; "
+                         "later ones win, e.g. slub_debug=FZP)")
     ap.add_argument("--timeout", type=int, default=180, help="seconds before QEMU is killed")
     ap.add_argument("--log", help="console log (default build/vm/vm-TOPOLOGY-MODE.log)")
     ap.add_argument("-v", "--verbose", action="store_true", help="echo the console live")
@@ -403,7 +406,8 @@ def main():
         return 2
 
     cmd = qemu_command(args.topology, args.kernel, initrd,
-                       tcg_thread="single" if args.tcg_single else "multi", cpu=args.cpu)
+                       tcg_thread="single" if args.tcg_single else "multi", cpu=args.cpu,
+                       kernel_args=" ".join(args.kernel_arg))
     print("run-vm: booting %s (%s), log %s" % (args.topology, args.mode,
                                                 os.path.relpath(log_path, os.getcwd())))
     lines, timed_out, secs, qrc = run_qemu(cmd, log_path, args.timeout, args.verbose)
