@@ -110,6 +110,43 @@ demo_place() {
 	return $rc
 }
 
+# Two busy shells sharing CPU 0 (so both wait in the run queue), shown by
+# mcpctl top for three 1 s intervals, then one interval of mcpctl trace
+# sched for one of them in JSON.
+demo_top() {
+	echo "\$ taskset -c 0 sh -c 'while :; do :; done' &    (twice)"
+	taskset -c 0 sh -c 'while :; do :; done' &
+	spin1=$!
+	taskset -c 0 sh -c 'while :; do :; done' &
+	spin2=$!
+	echo "\$ mcpctl top -n 8 1 3"
+	mcpctl top -n 8 1 3
+	rc=$?
+	echo "\$ mcpctl trace sched -p $spin1 1 1 --json"
+	mcpctl trace sched -p "$spin1" 1 1 --json || rc=1
+	kill "$spin1" "$spin2"
+	wait "$spin1" "$spin2" 2>/dev/null
+	return $rc
+}
+
+# The edu accelerator as mcpctl shows it: the device table (NUMA node, link
+# status), the host's PCIe links, and edu's ID register read through an
+# mcp BAR mapping (0x010000ed).
+demo_devices() {
+	edu=
+	for d in /sys/bus/pci/devices/*; do
+		[ "$(cat "$d/vendor")" = 0x1234 ] && [ "$(cat "$d/device")" = 0x11e8 ] && edu=${d##*/}
+	done
+	echo "\$ mcpctl devices"
+	mcpctl devices || return 1
+	echo "\$ mcpctl dev link"
+	mcpctl dev link || return 1
+	echo "\$ mcpctl dev info $edu"
+	mcpctl dev info "$edu" || return 1
+	echo "\$ mcpctl bar read $edu 0 0x0"
+	mcpctl bar read "$edu" 0 0x0
+}
+
 run_demo() {
 	# The demo loads and unloads the module itself.
 	grep -q '^mcp ' /proc/modules && rmmod mcp
@@ -120,7 +157,9 @@ run_demo() {
 	run_cmd numactl-hardware numactl --hardware
 	run_cmd sysfs grep . /sys/class/misc/mcp/abi_version \
 		/sys/class/misc/mcp/features /sys/class/misc/mcp/open_fds
+	run_cmd mcpctl-devices demo_devices
 	run_cmd mcpctl-place demo_place
+	run_cmd mcpctl-top demo_top
 	run_cmd counters cat /sys/kernel/debug/mcp/counters
 	run_cmd rmmod rmmod mcp
 }
