@@ -137,6 +137,37 @@ nlohmann::ordered_json cache_json(const mcp::trace::CacheSnapshot &s);
 std::string format_mcp_text(const mcp::trace::McpSnapshot &s);
 nlohmann::ordered_json mcp_json(const mcp::trace::McpSnapshot &s);
 
+// ---- top (top.cpp) ----
+Command add_top_command(CLI::App &app);
+enum class TopSort { cpu, runq, migr };
+// "cpu", "runq", "migr"; nullopt otherwise.
+std::optional<TopSort> parse_top_sort(std::string_view name) noexcept;
+std::string_view to_string(TopSort sort) noexcept;
+// What one interval of mcpctl top shows.
+struct TopFrame {
+	std::uint64_t interval_ns = 0;
+	std::vector<mcp::trace::TaskRecord> tasks;	// from mcp::trace::join_tasks()
+	bool llc_available = false;
+	std::string llc_message;	// why not, when !llc_available
+	bool mcp_available = false;	// placements traced (mcp.ko loaded)
+	std::string mcp_message;	// why not, when !mcp_available
+	std::string jobs_message;	// why DMA/job p99 is n/a
+	std::uint64_t dropped_tasks = 0;
+};
+// On-CPU time over the interval in percent of one CPU.
+double top_cpu_percent(const mcp::trace::TaskRecord &t, std::uint64_t interval_ns) noexcept;
+// The rows top shows: no idle task (pid 0), descending by @sort (cpu:
+// on-CPU time, runq: run-queue p99, migr: cross-node migrations), then
+// ascending pid; at most @rows (0: all).
+std::vector<mcp::trace::TaskRecord> top_rows(const std::vector<mcp::trace::TaskRecord> &tasks,
+					     TopSort sort, std::size_t rows);
+// One frame: a summary, the notes on n/a columns when @notes, the table.
+std::string format_top_text(const TopFrame &f, TopSort sort, std::size_t rows, bool notes,
+			    std::string_view time);
+// The schema is documented in Documentation/observability.rst.
+nlohmann::ordered_json top_json(const TopFrame &f, TopSort sort, std::size_t rows,
+				std::string_view time);
+
 } // namespace mcpctl
 
 #endif // MCPCTL_COMMANDS_HPP

@@ -38,6 +38,7 @@ int main(int argc, char **argv)
 		add_bar_command(app),
 		add_irq_command(app),
 		add_trace_command(app),
+		add_top_command(app),
 	};
 
 	try {
