@@ -218,6 +218,26 @@ static inline int mcp_dev_find(int fd, const char *addr, struct mcp_dev_info *in
 	return -ENOENT;
 }
 
+/*
+ * Binds ADDR if it is not bound (a failed test may have left it so, or a
+ * killed one left a bind running) and waits up to 25 s for it to be listed:
+ * binding edu takes seconds in the test VM (Documentation/testing-vm.rst).
+ * Returns its index or -errno.
+ */
+static inline int mcp_dev_ensure_listed(int fd, const char *addr, struct mcp_dev_info *info)
+{
+	int idx = -ENOENT;
+
+	for (int i = 0; i < 250 && idx < 0; i++) {
+		if (i % 50 == 0 && !mcp_pci_bound(addr))
+			mcp_pci_bind(addr);
+		idx = mcp_dev_find(fd, addr, info);
+		if (idx < 0)
+			usleep(100000);
+	}
+	return idx;
+}
+
 /* MCP_IOC_DEV_OPEN: the device fd or -errno. */
 static inline int mcp_dev_open(int fd, __u32 index)
 {

@@ -113,9 +113,7 @@ FIXTURE_SETUP(revoke)
 	ASSERT_TRUE(v.features & MCP_FEAT_DEVICES) TH_LOG("MCP_FEAT_DEVICES not reported");
 	ASSERT_EQ(0, mcp_pci_find(EDU_VENDOR, EDU_DEVICE, self->addr))
 		TH_LOG("no edu device (1234:11e8) in the VM");
-	if (!mcp_pci_bound(self->addr))
-		mcp_pci_bind(self->addr);
-	self->idx = mcp_dev_find(self->fd, self->addr, &self->info);
+	self->idx = mcp_dev_ensure_listed(self->fd, self->addr, &self->info);
 	ASSERT_LE(0, self->idx) TH_LOG("edu %s not listed", self->addr);
 	catch_sigbus();
 }

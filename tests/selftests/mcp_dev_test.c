@@ -26,10 +26,7 @@ static int find_edu(struct __test_metadata *_metadata, int fd, char *addr,
 		       MCP_PCI_DEVICES);
 		return -ENOENT;
 	}
-	/* A failed revocation test may have left it unbound. */
-	if (!mcp_pci_bound(addr))
-		mcp_pci_bind(addr);
-	idx = mcp_dev_find(fd, addr, info);
+	idx = mcp_dev_ensure_listed(fd, addr, info);
 	if (idx < 0)
 		TH_LOG("edu %s is not in MCP_IOC_DEV_LIST: %s", addr, strerror(-idx));
 	return idx;
