@@ -22,7 +22,7 @@ packages=(
 	qemu-system-x86 busybox-static cpio
 	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
 	libnl-3-dev libnl-genl-3-dev libdrm-dev
-	libcriterion-dev libcli11-dev nlohmann-json3-dev libfmt-dev
+	libcriterion-dev libcli11-dev nlohmann-json3-dev libfmt-dev libjansson-dev
 	dkms sparse pciutils numactl libnuma-dev python3 file openssl
 	linux-source-6.1
 )

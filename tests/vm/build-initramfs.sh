@@ -58,6 +58,9 @@ if ! file -L "$busybox" 2>/dev/null | grep -q 'statically linked'; then
 fi
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/mcp-initramfs.XXXXXX")
+# mktemp makes it 0700, which would become the guest's / : tests that run
+# commands as an unprivileged user need to traverse it.
+chmod 0755 "$root"
 trap 'rm -rf "$root"' EXIT
 
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,root,lib/modules,opt/mcp/bin,opt/mcp/selftests}

@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mcpctl top end to end, inside the test VM: a known busy process shows
+ * with CPU% > 0, -p selects exactly its threads, every --json line parses
+ * (jansson) and has the documented keys, plain output appends frames, a
+ * placement shows in the PLACE column, the MCP columns say n/a without
+ * mcp.ko, and a user without root gets one clear line and exit 1.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <jansson.h>
+
+#include "mcp_test.h"
+
+#define MCPCTL_PATH	"/opt/mcp/bin/mcpctl"
+#define NOBODY		65534
+
+/*
+ * Starts mcpctl with @argv (NULL-terminated, without argv[0]) as @uid (0:
+ * unchanged), stdout and stderr into a pipe; its pid, the pipe in @fd.
+ */
+static pid_t start_mcpctl(int *fd, uid_t uid, const char *const *argv)
+{
+	const char *args[32] = { "mcpctl" };
+	int pipefd[2];
+	size_t n = 1;
+	pid_t pid;
+
+	while (argv[n - 1] && n < 31) {
+		args[n] = argv[n - 1];
+		n++;
+	}
+	args[n] = NULL;
+	if (pipe(pipefd))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		dup2(pipefd[1], 1);
+		dup2(pipefd[1], 2);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		if (uid && (setgid(uid) || setuid(uid)))
+			_exit(125);
+		execv(MCPCTL_PATH, (char *const *)args);
+		_exit(126);
+	}
+	close(pipefd[1]);
+	*fd = pipefd[0];
+	return pid;
+}
+
+/* Reads @fd to its end into @out (NUL-terminated); the exit status of @pid. */
+static int finish_mcpctl(pid_t pid, int fd, char *out, size_t len)
+{
+	size_t total = 0;
+	int status;
+
+	for (;;) {
+		ssize_t r = read(fd, out + total, len - 1 - total);
+
+		if (r <= 0)
+			break;
+		total += r;
+		if (total >= len - 1)
+			break;
+	}
+	out[total] = '\0';
+	close(fd);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static int run_mcpctl(char *out, size_t len, uid_t uid, const char *const *argv)
+{
+	int fd;
+	pid_t pid = start_mcpctl(&fd, uid, argv);
+
+	return pid < 0 ? -1 : finish_mcpctl(pid, fd, out, len);
+}
+
+#define MCPCTL(out, ...) \
+	run_mcpctl(out, sizeof(out), 0, (const char *const[]){ __VA_ARGS__, NULL })
+
+/* A child process that spins until killed. */
+static pid_t fork_busy(void)
+{
+	pid_t child = fork();
+
+	if (child == 0) {
+		volatile unsigned long n = 0;
+
+		for (;;)
+			n++;
+	}
+	return child;
+}
+
+static void kill_child(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+/* Counts the non-overlapping occurrences of @needle in @text. */
+static int count_str(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(text, needle); p; p = strstr(p + strlen(needle), needle))
+		n++;
+	return n;
+}
+
+/*
+ * Waits up to ~60 s for process @pid to hold a BPF link attached to the
+ * raw tracepoint @tp (its fdinfo says "tp_name:\t@tp"); 0 or -ETIMEDOUT.
+ */
+static int wait_tp_attached(pid_t pid, const char *tp)
+{
+	char path[64], info[512], want[64];
+
+	snprintf(want, sizeof(want), "tp_name:\t%s\n", tp);
+	for (int i = 0; i < 600; i++) {
+		for (int fd = 0; fd < 256; fd++) {
+			snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+			if (mcp_read_file(path, info, sizeof(info)) > 0 && strstr(info, want))
+				return 0;
+		}
+		usleep(100000);
+	}
+	return -ETIMEDOUT;
+}
+
+/* What the JSON lines of one `mcpctl top --json` run said about @tgid. */
+struct top_result {
+	int objects;		/* JSON lines */
+	int bad;		/* lines that did not parse or miss a key */
+	int tasks;		/* task rows over all objects */
+	int tgid_rows;		/* rows of @tgid */
+	int other_rows;		/* rows of any other process */
+	double max_cpu;		/* largest cpu_percent of a @tgid row */
+	long long placements;	/* sum of "placements" of @tgid rows, -1: null */
+	int mcp_available;	/* of the last object */
+};
+
+static const char *const top_keys[] = {
+	"command", "time", "interval_ns", "sort", "tasks_seen", "llc", "mcp", "jobs",
+	"tasks", "dropped_tasks",
+};
+
+static const char *const task_keys[] = {
+	"pid", "tgid", "comm", "node", "cpu_percent", "oncpu_ns", "runq_waits",
+	"runq_p50_us", "runq_p99_us", "cross_node_migrations",
+	"cross_node_migrations_per_s", "llc_references", "llc_misses",
+	"llc_miss_percent", "placements", "job_p99_us",
+};
+
+static int has_keys(json_t *obj, const char *const *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!json_object_get(obj, keys[i]))
+			return 0;
+	return 1;
+}
+
+static void parse_top(const char *out, int tgid, struct top_result *r)
+{
+	const char *line = out;
+
+	memset(r, 0, sizeof(*r));
+	while (*line) {
+		const char *end = strchrnul(line, '\n');
+		json_error_t error;
+		json_t *doc, *tasks, *task;
+		size_t i;
+
+		if (end == line) {
+			line = *end ? end + 1 : end;
+			continue;
+		}
+		doc = json_loadb(line, end - line, 0, &error);
+		line = *end ? end + 1 : end;
+		r->objects++;
+		if (!doc || !has_keys(doc, top_keys, ARRAY_SIZE(top_keys)) ||
+		    strcmp(json_string_value(json_object_get(doc, "command")) ?: "", "top")) {
+			r->bad++;
+			json_decref(doc);
+			continue;
+		}
+		r->mcp_available = json_is_true(json_object_get(json_object_get(doc, "mcp"),
+								"available"));
+		tasks = json_object_get(doc, "tasks");
+		json_array_foreach(tasks, i, task) {
+			json_t *place = json_object_get(task, "placements");
+
+			r->tasks++;
+			if (!has_keys(task, task_keys, ARRAY_SIZE(task_keys)) ||
+			    !json_is_null(json_object_get(task, "job_p99_us"))) {
+				r->bad++;
+				continue;
+			}
+			if (json_integer_value(json_object_get(task, "tgid")) != tgid) {
+				r->other_rows++;
+				continue;
+			}
+			r->tgid_rows++;
+			if (json_real_value(json_object_get(task, "cpu_percent")) > r->max_cpu)
+				r->max_cpu = json_real_value(json_object_get(task, "cpu_percent"));
+			if (json_is_null(place))
+				r->placements = -1;
+			else if (r->placements >= 0)
+				r->placements += json_integer_value(place);
+		}
+		json_decref(doc);
+	}
+}
+
+FIXTURE(top) {
+	pid_t busy;
+	pid_t other;
+	char pid[16];
+	char out[512 * 1024];
+};
+
+FIXTURE_SETUP(top)
+{
+	if (access(MCPCTL_PATH, X_OK))
+		SKIP(return, "%s not in this image", MCPCTL_PATH);
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		SKIP(return, "this kernel has no BTF");
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	self->busy = fork_busy();
+	ASSERT_LT(0, self->busy);
+	self->other = -1;
+	snprintf(self->pid, sizeof(self->pid), "%d", self->busy);
+}
+
+FIXTURE_TEARDOWN(top)
+{
+	kill_child(self->busy);
+	kill_child(self->other);
+	if (!mcp_module_loaded())
+		mcp_ensure_loaded();
+}
+
+/* Every task: the busy process is among them, using the CPU. */
+TEST_F_TIMEOUT(top, busy_process_shows, 120)
+{
+	struct top_result r;
+
+	ASSERT_EQ(0, MCPCTL(self->out, "top", "1", "2", "--json")) TH_LOG("%s", self->out);
+	parse_top(self->out, self->busy, &r);
+	EXPECT_EQ(2, r.objects) TH_LOG("%s", self->out);
+	EXPECT_EQ(0, r.bad) TH_LOG("%s", self->out);
+	EXPECT_LT(0, r.tgid_rows) TH_LOG("pid %d missing: %s", self->busy, self->out);
+	EXPECT_LT(0, r.other_rows) TH_LOG("no other task without -p");
+	EXPECT_LT(0.0, r.max_cpu) TH_LOG("%s", self->out);
+}
+
+/* -p: the rows of exactly that process, though another one spins too. */
+TEST_F_TIMEOUT(top, pid_filter, 120)
+{
+	struct top_result r;
+
+	self->other = fork_busy();
+	ASSERT_LT(0, self->other);
+	ASSERT_EQ(0, MCPCTL(self->out, "top", "-p", self->pid, "1", "2", "--json"))
+		TH_LOG("%s", self->out);
+	parse_top(self->out, self->busy, &r);
+	EXPECT_EQ(2, r.objects);
+	EXPECT_EQ(0, r.bad) TH_LOG("%s", self->out);
+	EXPECT_EQ(2, r.tgid_rows) TH_LOG("one row per interval: %s", self->out);
+	EXPECT_EQ(0, r.other_rows) TH_LOG("%s", self->out);
+	EXPECT_LT(0.0, r.max_cpu) TH_LOG("%s", self->out);
+}
+
+/* Not a terminal: frames are appended, without escape sequences, and the
+ * notes on n/a columns come once.
+ */
+TEST_F_TIMEOUT(top, batch_frames, 120)
+{
+	ASSERT_EQ(0, MCPCTL(self->out, "top", "-p", self->pid, "0.5", "3"))
+		TH_LOG("%s", self->out);
+	EXPECT_EQ(3, count_str(self->out, "mcpctl top - ")) TH_LOG("%s", self->out);
+	EXPECT_EQ(3, count_str(self->out, "    PID    TGID COMM")) TH_LOG("%s", self->out);
+	EXPECT_EQ(NULL, strchr(self->out, '\033'));
+	EXPECT_EQ(1, count_str(self->out, "DMA/job latency per engine unavailable"))
+		TH_LOG("%s", self->out);
+	if (strstr(self->out, "LLC counters unavailable"))
+		EXPECT_EQ(1, count_str(self->out, "LLC counters unavailable"));
+}
+
+/* A placement made through MCP while top runs shows in its row. */
+TEST_F_TIMEOUT(top, placement_counted, 120)
+{
+	char place_out[4096];
+	struct top_result r;
+	int fd;
+	pid_t top;
+
+	top = start_mcpctl(&fd, 0, (const char *const[]){ "top", "-p", self->pid, "6", "1",
+							   "--json", NULL });
+	ASSERT_LT(0, top);
+	/* The mcp tracer attaches last; its interval has 6 s left or less. */
+	ASSERT_EQ(0, wait_tp_attached(top, "mcp_place"));
+	ASSERT_EQ(0, MCPCTL(place_out, "place", "-p", self->pid, "--node", "0"))
+		TH_LOG("%s", place_out);
+	ASSERT_EQ(0, finish_mcpctl(top, fd, self->out, sizeof(self->out)))
+		TH_LOG("%s", self->out);
+	parse_top(self->out, self->busy, &r);
+	EXPECT_EQ(1, r.objects);
+	EXPECT_EQ(0, r.bad) TH_LOG("%s", self->out);
+	EXPECT_EQ(1, r.mcp_available);
+	EXPECT_EQ(1, r.placements) TH_LOG("%s", self->out);
+}
+
+/* Without mcp.ko the MCP columns are null and top still runs. */
+TEST_F_TIMEOUT(top, without_module, 120)
+{
+	struct top_result r;
+
+	ASSERT_EQ(0, mcp_unload_module(0));
+	ASSERT_EQ(0, MCPCTL(self->out, "top", "-p", self->pid, "0.5", "1", "--json"))
+		TH_LOG("%s", self->out);
+	parse_top(self->out, self->busy, &r);
+	EXPECT_EQ(1, r.objects);
+	EXPECT_EQ(0, r.bad) TH_LOG("%s", self->out);
+	EXPECT_EQ(0, r.mcp_available);
+	EXPECT_LT(0, r.tgid_rows);
+	EXPECT_EQ(-1, r.placements) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "mcp.ko not loaded")) TH_LOG("%s", self->out);
+}
+
+/* Not root: one line naming what is missing, exit 1. */
+TEST_F_TIMEOUT(top, not_root, 60)
+{
+	ASSERT_EQ(1, run_mcpctl(self->out, sizeof(self->out), NOBODY,
+				(const char *const[]){ "top", "1", "1", NULL }))
+		TH_LOG("%s", self->out);
+	EXPECT_EQ(0, strncmp(self->out, "mcpctl: ", 8)) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "root")) TH_LOG("%s", self->out);
+	EXPECT_EQ(1, count_str(self->out, "\n")) TH_LOG("%s", self->out);
+}
+
+/* Usage errors: exit 2. */
+TEST_F(top, usage)
+{
+	EXPECT_EQ(2, MCPCTL(self->out, "top", "--sort", "mem"));
+	EXPECT_EQ(2, MCPCTL(self->out, "top", "0"));
+}
+
+MCP_TEST_MAIN
