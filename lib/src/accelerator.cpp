@@ -38,13 +38,13 @@ std::string PciAddress::to_string() const
 
 namespace {
 
-// Parses exactly @digits.size() > 0 hex digits; nullopt otherwise.
-std::optional<std::uint32_t> parse_hex(std::string_view digits) noexcept
+// Parses 1 to @max_digits hex digits into @out; false for anything else.
+bool parse_hex(std::string_view digits, std::size_t max_digits, std::uint32_t &out) noexcept
 {
 	std::uint32_t v = 0;
 
-	if (digits.empty() || digits.size() > 8)
-		return std::nullopt;
+	if (digits.empty() || digits.size() > max_digits)
+		return false;
 	for (char c : digits) {
 		unsigned d;
 
@@ -55,17 +55,17 @@ std::optional<std::uint32_t> parse_hex(std::string_view digits) noexcept
 		else if (c >= 'A' && c <= 'F')
 			d = static_cast<unsigned>(c - 'A' + 10);
 		else
-			return std::nullopt;
+			return false;
 		v = v * 16 + d;
 	}
-	return v;
+	out = v;
+	return true;
 }
 
 } // namespace
 
 std::optional<PciAddress> PciAddress::parse(std::string_view text) noexcept
 {
-	PciAddress a;
 	std::size_t dot = text.rfind('.');
 
 	if (dot == std::string_view::npos)
@@ -76,26 +76,21 @@ std::optional<PciAddress> PciAddress::parse(std::string_view text) noexcept
 		return std::nullopt;
 	std::string_view bus_domain = head.substr(0, colon);
 	std::size_t colon2 = bus_domain.find(':');
-	std::string_view domain_text = colon2 == std::string_view::npos ? std::string_view{}
-									 : bus_domain.substr(0, colon2);
+	std::uint32_t domain = 0, bus = 0, slot = 0, function = 0;
+
+	// "dddd:bb:ss.f" or "bb:ss.f"
+	if (colon2 != std::string_view::npos &&
+	    !parse_hex(bus_domain.substr(0, colon2), 4, domain))
+		return std::nullopt;
 	std::string_view bus_text = colon2 == std::string_view::npos ? bus_domain
 								     : bus_domain.substr(colon2 + 1);
-	auto domain = domain_text.empty() ? std::optional<std::uint32_t>(0) : parse_hex(domain_text);
-	auto bus = bus_text.size() <= 2 ? parse_hex(bus_text) : std::nullopt;
-	auto slot = head.size() - colon - 1 <= 2 ? parse_hex(head.substr(colon + 1)) : std::nullopt;
-	auto function = text.size() - dot - 1 == 1 ? parse_hex(text.substr(dot + 1)) : std::nullopt;
-
-	if (colon2 != std::string_view::npos && domain_text.empty())
+	if (!parse_hex(bus_text, 2, bus) || !parse_hex(head.substr(colon + 1), 2, slot) ||
+	    !parse_hex(text.substr(dot + 1), 1, function))
 		return std::nullopt;
-	if (!domain || domain_text.size() > 4 || !bus || !slot || !function)
+	if (slot > 0x1f || function > 7)
 		return std::nullopt;
-	if (*slot > 0x1f || *function > 7 || *domain > 0xffff)
-		return std::nullopt;
-	a.domain = *domain;
-	a.bus = static_cast<std::uint8_t>(*bus);
-	a.slot = static_cast<std::uint8_t>(*slot);
-	a.function = static_cast<std::uint8_t>(*function);
-	return a;
+	return PciAddress{domain, static_cast<std::uint8_t>(bus), static_cast<std::uint8_t>(slot),
+			  static_cast<std::uint8_t>(function)};
 }
 
 unsigned pcie_generation(std::uint32_t speed_mts) noexcept
