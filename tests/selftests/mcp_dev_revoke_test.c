@@ -474,15 +474,19 @@ TEST_F(revoke, unbind_bind_cycles)
 	mcp_testdev_release(addr);
 }
 
-/* The generic device (new_id) is revoked the same way. */
+/*
+ * The generic device (new_id) is revoked the same way, in every copy of a
+ * mapping: a child's inherited one (fork) and both halves of a split one.
+ */
 TEST_F(revoke, generic_unbind_sigbus)
 {
-	char addr[MCP_PCI_ADDR_LEN];
+	char addr[MCP_PCI_ADDR_LEN], c;
 	struct mcp_dev_info info;
 	struct mcp_bar_info b;
-	volatile void *r;
-	size_t len;
-	int idx, devfd;
+	volatile char *r, *big;
+	size_t len, big_len;
+	int idx, devfd, ready[2], go[2], status;
+	pid_t pid;
 	__u8 v;
 
 	ASSERT_EQ(0, mcp_pci_find(TESTDEV_VENDOR, TESTDEV_DEVICE, addr));
@@ -496,9 +500,43 @@ TEST_F(revoke, generic_unbind_sigbus)
 	mmio_write8(r, TESTDEV_REG_TEST, 0);
 	EXPECT_EQ(0, read8_or_sigbus(r, TESTDEV_REG_NAME, &v));
 	EXPECT_EQ(TESTDEV_TEST0_NAME[0], v);
+	/* BAR2 (1 MiB) split in two by unmapping a page in its middle. */
+	big = mcp_bar_map(devfd, 2, 0, &big_len);
+	ASSERT_NE(MAP_FAILED, big);
+	ASSERT_EQ(0, munmap((void *)(big + big_len / 2), self->pg));
+	EXPECT_EQ(0, read8_or_sigbus(big, 0, &v));
+	EXPECT_EQ(0, read8_or_sigbus(big + big_len - self->pg, 0, &v));
+
+	/* A child with the mapping inherited, faulted in on its side. */
+	ASSERT_EQ(0, pipe2(ready, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(go, O_CLOEXEC));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (read8_or_sigbus(r, TESTDEV_REG_NAME, &v) || v != TESTDEV_TEST0_NAME[0] ||
+		    write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(2);
+		_exit(read8_or_sigbus(r, TESTDEV_REG_NAME, &v) == -EFAULT ? 0 : 1);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("child could not read the inherited mapping");
+
 	ASSERT_EQ(0, mcp_pci_unbind(addr));
 	EXPECT_EQ(-EFAULT, read8_or_sigbus(r, TESTDEV_REG_NAME, &v));
+	EXPECT_EQ(-EFAULT, read8_or_sigbus(big, 0, &v));
+	EXPECT_EQ(-EFAULT, read8_or_sigbus(big + big_len - self->pg, 0, &v));
 	EXPECT_EQ(-ENODEV, mcp_bar_info(devfd, 0, &b));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("the child's inherited mapping %s",
+						 WEXITSTATUS(status) == 1 ? "still read the device" :
+						 "did not work before the unbind");
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+	EXPECT_EQ(0, munmap((void *)big, big_len / 2));
+	EXPECT_EQ(0, munmap((void *)(big + big_len / 2 + self->pg), big_len / 2 - self->pg));
 	EXPECT_EQ(0, munmap((void *)r, len));
 	EXPECT_EQ(0, close(devfd));
 	mcp_testdev_release(addr);
