@@ -26,6 +26,7 @@
 #include "mcp_internal.h"
 #include "mcp_pci.h"
 
+/* Vectors the generic path asks for: enough for small accelerators. */
 #define MCP_GENERIC_MAX_IRQS	32
 
 /* Generic INTx: mask the line; false when the interrupt was not ours. */

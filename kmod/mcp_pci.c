@@ -8,7 +8,8 @@
  * other function binds through new_id or driver_override and is driven
  * by the generic path: enumeration, BAR mapping and interrupts.
  *
- * Locks: mcp_devs' own spinlock, then mcp_dev.lock (mcp_pci.h).
+ * Locks: the registry's xarray lock, taken alone to look a device up;
+ * mcp_dev.lock (mcp_pci.h).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -25,9 +26,6 @@
 
 #include "mcp_internal.h"
 #include "mcp_pci.h"
-
-/* Vectors the generic path asks for: enough for small accelerators. */
-#define MCP_GENERIC_MAX_IRQS	32
 
 /* Device index -> struct mcp_dev; an entry holds a reference. */
 static DEFINE_XARRAY_ALLOC(mcp_devs);
