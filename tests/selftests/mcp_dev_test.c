@@ -1236,18 +1236,48 @@ TEST_F(generic, io_bar_not_mappable)
 					b.wc_offset));
 }
 
+/*
+ * Entries of x86 PAT's memtype list for [start, start + len) with the cache
+ * mode named mode ("write-combining", "uncached-minus"); -1 without the
+ * list (not x86, or no debugfs).
+ */
+static int pat_entries(__u64 start, __u64 len, const char *mode)
+{
+	FILE *f = fopen("/sys/kernel/debug/x86/pat_memtype_list", "r");
+	char line[256], type[64];
+	unsigned long long a, b;
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "PAT: [mem 0x%llx-0x%llx] %63s", &a, &b, type) == 3 &&
+		    a == start && b == start + len && !strcmp(type, mode))
+			n++;
+	}
+	fclose(f);
+	return n;
+}
+
 /* BAR2 is prefetchable: write-combining is allowed where the platform can. */
 TEST_F(generic, prefetchable_bar_wc)
 {
 	struct mcp_bar_info b;
 	void *uc, *wc;
+	int pat_wc, pat_uc;
 
 	self->devfd = mcp_dev_open(self->fd, self->idx);
 	ASSERT_LE(0, self->devfd);
 	ASSERT_EQ(0, mcp_bar_info(self->devfd, 2, &b));
 	EXPECT_EQ(1 << 20, b.len);
+	pat_uc = pat_entries(self->info.bars[2].start, b.len, "uncached-minus");
 	uc = mmap(NULL, b.len, PROT_READ | PROT_WRITE, MAP_SHARED, self->devfd, b.offset);
 	ASSERT_NE(MAP_FAILED, uc);
+	(void)mmio_read32(uc, 0);
+	if (pat_uc >= 0) {
+		EXPECT_EQ(pat_uc + 1, pat_entries(self->info.bars[2].start, b.len,
+						  "uncached-minus"));
+	}
 	munmap(uc, b.len);
 	if (b.wc_status == MCP_WC_NO_PLATFORM) {
 		EXPECT_EQ(0, b.bar_flags & MCP_BAR_WC_OK);
@@ -1257,11 +1287,16 @@ TEST_F(generic, prefetchable_bar_wc)
 	}
 	ASSERT_EQ(MCP_WC_ALLOWED, b.wc_status);
 	EXPECT_EQ(MCP_BAR_WC_OK, b.bar_flags & MCP_BAR_WC_OK);
+	/* WC allowed means x86 PAT here: its memtype list must be there. */
+	pat_wc = pat_entries(self->info.bars[2].start, b.len, "write-combining");
+	ASSERT_LE(0, pat_wc) TH_LOG("no /sys/kernel/debug/x86/pat_memtype_list");
 	wc = mmap(NULL, b.len, PROT_READ | PROT_WRITE, MAP_SHARED, self->devfd, b.wc_offset);
 	ASSERT_NE(MAP_FAILED, wc) TH_LOG("mmap at wc_offset: %s", strerror(errno));
-	/* Nothing backs pci-testdev's membar: only the mapping is checked. */
+	/* Nothing backs pci-testdev's membar: the mapping's cache mode is checked. */
 	mmio_write32(wc, 0, 0x12345678);
 	(void)mmio_read32(wc, 0);
+	/* PAT recorded the faulted-in VMA as write-combining, not uncached. */
+	EXPECT_EQ(pat_wc + 1, pat_entries(self->info.bars[2].start, b.len, "write-combining"));
 	munmap(wc, b.len);
 	EXPECT_EQ(-EINVAL, mcp_try_mmap(self->devfd, b.len + self->pg, PROT_READ, MAP_SHARED,
 					b.wc_offset));
