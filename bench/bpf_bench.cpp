@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Benchmark: what the eBPF tracers of libmcp (bpf/) cost.
+//
+// 1. Per event: the kernel's own BPF statistics (BPF_ENABLE_STATS with
+//    BPF_STATS_RUN_TIME, on for one traced round of its own) give each
+//    program's run_time_ns and run_cnt; the programs of each tracer are the
+//    ids BPF_PROG_GET_NEXT_ID lists after opening it and not before.
+// 2. Slowdown: a scheduler-heavy workload, pipe ping-pong between two
+//    threads pinned to one CPU (every round trip is two wake-ups and two
+//    context switches), timed with no tracer and with the sched, cache and
+//    mcp tracers attached, alternating, ROUNDS times each in the same run,
+//    statistics off.  The ratio of the medians is the slowdown.  Target:
+//    <= 1.10x.
+//
+// Usage: mcp_bpf_bench [ROUND_TRIPS [ROUNDS]]   (20000, 5)
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <bpf/bpf.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <mcp/mcp.hpp>
+
+namespace {
+
+class Fd {
+public:
+	explicit Fd(int fd = -1) noexcept : fd_(fd) {}
+	~Fd()
+	{
+		if (fd_ >= 0)
+			close(fd_);
+	}
+	Fd(const Fd &) = delete;
+	Fd &operator=(const Fd &) = delete;
+	Fd(Fd &&o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+	int get() const noexcept { return fd_; }
+
+private:
+	int fd_;
+};
+
+std::string errno_text(const char *what)
+{
+	return std::string(what) + ": " + std::strerror(errno);
+}
+
+// Every loaded BPF program's id.
+std::set<__u32> prog_ids()
+{
+	std::set<__u32> ids;
+	__u32 id = 0;
+
+	while (bpf_prog_get_next_id(id, &id) == 0)
+		ids.insert(id);
+	if (errno != ENOENT)
+		throw std::runtime_error(errno_text("BPF_PROG_GET_NEXT_ID"));
+	return ids;
+}
+
+struct ProgStats {
+	std::string name;
+	__u64 run_time_ns = 0;
+	__u64 run_cnt = 0;
+};
+
+ProgStats prog_stats(__u32 id)
+{
+	Fd fd(bpf_prog_get_fd_by_id(id));
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (fd.get() < 0)
+		throw std::runtime_error(errno_text("BPF_PROG_GET_FD_BY_ID"));
+	if (bpf_obj_get_info_by_fd(fd.get(), &info, &len))
+		throw std::runtime_error(errno_text("BPF_OBJ_GET_INFO_BY_FD"));
+	return {info.name, info.run_time_ns, info.run_cnt};
+}
+
+// The tracers attached for one timed round, and the ids of their programs.
+struct Tracers {
+	mcp::trace::SchedTracer sched;
+	mcp::trace::CacheTracer cache;
+	mcp::trace::McpTracer mcp;
+	std::map<std::string, std::set<__u32>> ids;	// tracer -> program ids
+
+	Tracers()
+	{
+		auto before = prog_ids();
+		auto added = [&before]() {
+			std::set<__u32> now = prog_ids(), fresh;
+			std::set_difference(now.begin(), now.end(), before.begin(), before.end(),
+					    std::inserter(fresh, fresh.end()));
+			before = now;
+			return fresh;
+		};
+
+		sched = mcp::trace::SchedTracer::open();
+		ids["sched"] = added();
+		cache = mcp::trace::CacheTracer::open();
+		ids["cache"] = added();
+		try {
+			mcp = mcp::trace::McpTracer::open();
+			ids["mcp"] = added();
+		} catch (const mcp::trace::TraceError &e) {
+			if (e.errnum() != ENOENT)
+				throw;
+			static bool said;
+			if (!said)
+				std::printf("(mcp tracer not attached: %s)\n", e.what());
+			said = true;
+		}
+	}
+};
+
+// Two threads on CPU @cpu pass a byte back and forth @round_trips times;
+// ns per round trip.
+double ping_pong_ns(unsigned round_trips, int cpu)
+{
+	int ping[2], pong[2];
+
+	if (pipe(ping) || pipe(pong))
+		throw std::runtime_error(errno_text("pipe"));
+	Fd ping_r(ping[0]), ping_w(ping[1]), pong_r(pong[0]), pong_w(pong[1]);
+	auto pin = [cpu] {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	};
+	std::thread echo([&] {
+		char c;
+		pin();
+		for (unsigned i = 0; i < round_trips; i++)
+			if (read(ping_r.get(), &c, 1) != 1 || write(pong_w.get(), &c, 1) != 1)
+				return;
+	});
+	cpu_set_t saved;
+	sched_getaffinity(0, sizeof(saved), &saved);
+	pin();
+	char c = 'x';
+	bool ok = true;
+	auto start = std::chrono::steady_clock::now();
+	for (unsigned i = 0; i < round_trips && ok; i++)
+		ok = write(ping_w.get(), &c, 1) == 1 && read(pong_r.get(), &c, 1) == 1;
+	std::chrono::duration<double, std::nano> elapsed = std::chrono::steady_clock::now() - start;
+	echo.join();
+	sched_setaffinity(0, sizeof(saved), &saved);
+	if (!ok)
+		throw std::runtime_error(errno_text("ping-pong"));
+	return elapsed.count() / round_trips;
+}
+
+double median(std::vector<double> v)
+{
+	std::sort(v.begin(), v.end());
+	const std::size_t n = v.size();
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	unsigned round_trips = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 20000;
+	unsigned rounds = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 5;
+	if (round_trips == 0 || rounds == 0) {
+		std::fprintf(stderr, "usage: mcp_bpf_bench [ROUND_TRIPS > 0 [ROUNDS > 0]]\n");
+		return 2;
+	}
+	try {
+		// tracer -> program name -> totals over the statistics round
+		std::map<std::string, std::map<std::string, ProgStats>> costs;
+		std::vector<double> bare, traced;
+		const int cpu = sched_getcpu();
+
+		ping_pong_ns(round_trips / 10 + 1, cpu);	// warm-up
+		// The slowdown, without BPF statistics: counting run time adds two
+		// clock reads to every run of every program, which the traced
+		// rounds alone would pay.
+		for (unsigned r = 0; r < rounds; r++) {
+			bare.push_back(ping_pong_ns(round_trips, cpu));
+			Tracers t;
+			traced.push_back(ping_pong_ns(round_trips, cpu));
+		}
+		// The cost per event: one more traced round with statistics on.
+		double stats_round_ns;
+		{
+			Fd stats(bpf_enable_stats(BPF_STATS_RUN_TIME));
+			if (stats.get() < 0)
+				throw std::runtime_error(errno_text("BPF_ENABLE_STATS(BPF_STATS_RUN_TIME)") +
+							 " (needs root and a kernel >= 5.8)");
+			Tracers t;
+			stats_round_ns = ping_pong_ns(round_trips, cpu);
+			for (const auto &[tracer, ids] : t.ids)
+				for (__u32 id : ids) {
+					ProgStats st = prog_stats(id);
+					ProgStats &sum = costs[tracer][st.name];
+					sum.name = st.name;
+					sum.run_time_ns += st.run_time_ns;
+					sum.run_cnt += st.run_cnt;
+				}
+		}
+
+		std::printf("per-event cost of each program (kernel BPF statistics over %u round "
+			    "trips with the tracers attached: %.0f ns/round trip)\n", round_trips,
+			    stats_round_ns);
+		std::printf("  %-6s %-16s %12s %14s %10s\n", "tracer", "program", "runs",
+			    "run_time_ns", "ns/event");
+		for (const auto &[tracer, progs] : costs)
+			for (const auto &[name, s] : progs)
+				std::printf("  %-6s %-16s %12llu %14llu %10s\n", tracer.c_str(),
+					    name.c_str(), static_cast<unsigned long long>(s.run_cnt),
+					    static_cast<unsigned long long>(s.run_time_ns),
+					    s.run_cnt ? std::to_string(s.run_time_ns / s.run_cnt).c_str()
+						      : "-");
+
+		const double base = median(bare), with = median(traced);
+		const double ratio = with / base;
+		std::printf("pipe ping-pong, 2 threads on CPU %d, %u round trips x %u rounds each\n",
+			    cpu, round_trips, rounds);
+		std::printf("  no tracer:        %10.0f ns/round trip (median; min %.0f, max %.0f)\n",
+			    base, *std::min_element(bare.begin(), bare.end()),
+			    *std::max_element(bare.begin(), bare.end()));
+		std::printf("  all tracers:      %10.0f ns/round trip (median; min %.0f, max %.0f)\n",
+			    with, *std::min_element(traced.begin(), traced.end()),
+			    *std::max_element(traced.begin(), traced.end()));
+		std::printf("  slowdown traced/none: %.3fx; target <= 1.10x: %s\n", ratio,
+			    ratio <= 1.10 ? "met" : "NOT met");
+		std::printf("bench-result bpf round_trips=%u rounds=%u none_ns=%.0f traced_ns=%.0f "
+			    "ratio=%.3f\n", round_trips, rounds, base, with, ratio);
+	} catch (const std::exception &e) {
+		std::fprintf(stderr, "bpf_bench: %s\n", e.what());
+		return 1;
+	}
+	return 0;
+}
