@@ -361,7 +361,9 @@ def main():
     ap.add_argument("--kernel-arg", action="append", default=[], metavar="ARG",
                     help="append ARG to the guest kernel command line (repeatable; "
                          "later ones win, e.g. slub_debug=FZP)")
-    ap.add_argument("--timeout", type=int, default=180, help="seconds before QEMU is killed")
+    ap.add_argument("--timeout", type=int, default=900,
+                    help="seconds before QEMU is killed (default 900: module loads bind edu, "
+                         "which takes seconds each, see Documentation/testing-vm.rst)")
     ap.add_argument("--log", help="console log (default build/vm/vm-TOPOLOGY-MODE.log)")
     ap.add_argument("-v", "--verbose", action="store_true", help="echo the console live")
     args = ap.parse_args()
