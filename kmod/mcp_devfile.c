@@ -8,10 +8,14 @@
  * f_mapping.  All BAR mappings of one device therefore hang off one
  * address_space, and unmap_mapping_range() on it revokes exactly them.
  *
- * PTEs are inserted at fault time, a whole VMA at once (as vfio-pci does,
- * so that x86 PAT tracks the VMA's cache mode), under mcp_dev.lock; the
- * zap takes the same lock, so no PTE can appear after it.  A fault on a
- * removed device is SIGBUS.
+ * PTEs are inserted at fault time, a whole VMA at once, page by page with
+ * vmf_insert_pfn_prot() (as DRM drivers do), under mcp_dev.lock; the zap
+ * takes the same lock, so no PTE can appear after it.  A fault on a
+ * removed device is SIGBUS.  Page-wise insertion leaves no per-VMA PAT
+ * state that a zap racing with munmap() could tear (remap_pfn_range()'s
+ * VM_PAT does); x86 PAT takes the cache mode from its record of the
+ * range instead, so a BAR mapped write-combining has a WC record for as
+ * long as such a mapping exists (mcp_dev.wc_maps).
  *
  * mmap offsets: BAR n is region 2n (uncached) and 2n + 1 (write-
  * combining), at region << MCP_REGION_SHIFT.  Userspace learns them from
@@ -62,15 +66,14 @@ static struct file_system_type mcp_fs_type = {
 	.kill_sb = kill_anon_super,
 };
 
-/**
- * struct mcp_bar_vma - a BAR mapping populated since the last zap
- * @node:	in mcp_dev.vmas
- * @vma:	the VMA
- */
-struct mcp_bar_vma {
-	struct list_head node;
-	struct vm_area_struct *vma;
-};
+/* The BAR a VMA maps, and whether write-combining. */
+static unsigned int mcp_vma_bar(struct vm_area_struct *vma, bool *wc)
+{
+	unsigned long region = vma->vm_pgoff >> MCP_REGION_PGSHIFT;
+
+	*wc = region & 1;
+	return region / 2;
+}
 
 int mcp_devfile_init(struct mcp_dev *mdev)
 {
@@ -104,54 +107,71 @@ void mcp_devfile_fini(struct mcp_dev *mdev)
  * mcp_dev_revoke_mappings() - zap every user mapping of the device's BARs
  * @mdev:	the device: @gone set, or a reset under way
  *
- * Later accesses fault; the fault handler sees the flags under the same
- * lock (held across a reset) and either SIGBUSes (@gone) or maps again.
+ * Later accesses fault; the fault handler sees @gone under the same lock
+ * (held across a reset) and either SIGBUSes or maps again.
  */
 void mcp_dev_revoke_mappings(struct mcp_dev *mdev)
 {
-	struct mcp_bar_vma *bv, *tmp;
-
 	lockdep_assert_held(&mdev->lock);
 
 	unmap_mapping_range(mdev->inode->i_mapping, 0, 0, true);
-	list_for_each_entry_safe(bv, tmp, &mdev->vmas, node) {
-		list_del(&bv->node);
-		kfree(bv);
-	}
 }
 
-static void mcp_bar_vma_forget(struct mcp_dev *mdev, struct vm_area_struct *vma)
+/* The first WC mapping of a BAR records WC for it in x86 PAT. */
+static int mcp_bar_wc_get(struct mcp_dev *mdev, unsigned int bar)
 {
-	struct mcp_bar_vma *bv;
+	int ret;
 
 	lockdep_assert_held(&mdev->lock);
 
-	list_for_each_entry(bv, &mdev->vmas, node) {
-		if (bv->vma == vma) {
-			list_del(&bv->node);
-			kfree(bv);
-			return;
-		}
-	}
+	if (mdev->wc_maps[bar]++)
+		return 0;
+	ret = arch_io_reserve_memtype_wc(pci_resource_start(mdev->pdev, bar),
+					 pci_resource_len(mdev->pdev, bar));
+	if (ret)
+		mdev->wc_maps[bar]--;
+	return ret;
 }
 
-/*
- * A copy of a mapping (split, mremap, fork) starts empty, so that every
- * populated VMA is on mdev->vmas and faults back in on its own.
- */
+static void mcp_bar_wc_put(struct mcp_dev *mdev, unsigned int bar)
+{
+	lockdep_assert_held(&mdev->lock);
+
+	if (--mdev->wc_maps[bar])
+		return;
+	arch_io_free_memtype_wc(pci_resource_start(mdev->pdev, bar),
+				pci_resource_len(mdev->pdev, bar));
+}
+
+/* A copy of a mapping (split, mremap, fork) keeps its PTEs. */
 static void mcp_bar_vm_open(struct vm_area_struct *vma)
 {
-	zap_vma_ptes(vma, vma->vm_start, vma->vm_end - vma->vm_start);
+	struct mcp_dev *mdev = vma->vm_private_data;
+	unsigned int bar;
+	bool wc;
+
+	bar = mcp_vma_bar(vma, &wc);
+	if (wc) {
+		/* The record exists, so taking another reference cannot fail. */
+		mutex_lock(&mdev->lock);
+		mdev->wc_maps[bar]++;
+		mutex_unlock(&mdev->lock);
+	}
 	mcp_counter_inc(MCP_CTR_BAR_MAPPINGS);
 }
 
 static void mcp_bar_vm_close(struct vm_area_struct *vma)
 {
 	struct mcp_dev *mdev = vma->vm_private_data;
+	unsigned int bar;
+	bool wc;
 
-	mutex_lock(&mdev->lock);
-	mcp_bar_vma_forget(mdev, vma);
-	mutex_unlock(&mdev->lock);
+	bar = mcp_vma_bar(vma, &wc);
+	if (wc) {
+		mutex_lock(&mdev->lock);
+		mcp_bar_wc_put(mdev, bar);
+		mutex_unlock(&mdev->lock);
+	}
 	mcp_counter_dec(MCP_CTR_BAR_MAPPINGS);
 }
 
@@ -159,40 +179,27 @@ static vm_fault_t mcp_bar_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	struct mcp_dev *mdev = vma->vm_private_data;
-	unsigned int bar = (vma->vm_pgoff >> MCP_REGION_PGSHIFT) / 2;
 	unsigned long pgoff = vma->vm_pgoff & MCP_REGION_PGMASK;
-	unsigned long pfn;
-	struct mcp_bar_vma *bv;
 	vm_fault_t ret = VM_FAULT_NOPAGE;
+	unsigned long addr, pfn;
+	unsigned int bar;
+	bool wc;
 
+	bar = mcp_vma_bar(vma, &wc);
 	mutex_lock(&mdev->lock);
 	if (mdev->gone) {
 		ret = VM_FAULT_SIGBUS;
 		goto out_unlock;
 	}
 
-	/* Another thread populated this VMA while we waited for the lock. */
-	list_for_each_entry(bv, &mdev->vmas, node) {
-		if (bv->vma == vma)
-			goto out_unlock;
-	}
-
-	bv = kmalloc(sizeof(*bv), GFP_KERNEL);
-	if (!bv) {
-		ret = VM_FAULT_OOM;
-		goto out_unlock;
-	}
-
+	/* The whole VMA: one fault instead of one per page. */
 	pfn = (pci_resource_start(mdev->pdev, bar) >> PAGE_SHIFT) + pgoff;
-	if (remap_pfn_range(vma, vma->vm_start, pfn,
-			    vma->vm_end - vma->vm_start, vma->vm_page_prot)) {
-		zap_vma_ptes(vma, vma->vm_start, vma->vm_end - vma->vm_start);
-		kfree(bv);
-		ret = VM_FAULT_SIGBUS;
-		goto out_unlock;
+	for (addr = vma->vm_start; addr < vma->vm_end; addr += PAGE_SIZE, pfn++) {
+		/* A PTE that is already there is left alone (NOPAGE). */
+		ret = vmf_insert_pfn_prot(vma, addr, pfn, vma->vm_page_prot);
+		if (ret != VM_FAULT_NOPAGE)
+			break;
 	}
-	bv->vma = vma;
-	list_add(&bv->node, &mdev->vmas);
 
 out_unlock:
 	mutex_unlock(&mdev->lock);
@@ -208,18 +215,18 @@ static const struct vm_operations_struct mcp_bar_vm_ops = {
 static int mcp_devfile_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct mcp_dev *mdev = file->private_data;
-	unsigned long region = vma->vm_pgoff >> MCP_REGION_PGSHIFT;
 	unsigned long pgoff = vma->vm_pgoff & MCP_REGION_PGMASK;
-	unsigned int bar = region / 2;
-	bool wc = region & 1;
 	unsigned long bar_pages;
+	unsigned int bar;
 	int ret = 0;
+	bool wc;
 
 	/* Raw BAR access, as sysfs resourceN. */
 	if (!capable(CAP_SYS_RAWIO))
 		return -EPERM;
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
+	bar = mcp_vma_bar(vma, &wc);
 	if (bar >= MCP_DEV_MAX_BARS)
 		return -EINVAL;
 
@@ -237,6 +244,12 @@ static int mcp_devfile_mmap(struct file *file, struct vm_area_struct *vma)
 	if (pgoff >= bar_pages || vma_pages(vma) > bar_pages - pgoff) {
 		ret = -EINVAL;
 		goto out_unlock;
+	}
+
+	if (wc) {
+		ret = mcp_bar_wc_get(mdev, bar);
+		if (ret)
+			goto out_unlock;
 	}
 
 	vma->vm_page_prot = wc ? pgprot_writecombine(vma->vm_page_prot) :

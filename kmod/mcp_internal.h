@@ -16,7 +16,7 @@
  *
  *   mmap_lock		of a process mapping or faulting in a BAR
  *     mcp_dev.lock	mutex (mcp_pci.h): one accelerator device's state,
- *			its populated mappings and its eventfds
+ *			its WC mapping counts and its eventfds
  *       i_mmap_rwsem	in unmap_mapping_range(), revoking the mappings
  *       mcp_irq.mask_lock spinlock, irq-safe: generic INTx mask state
  *   mcp_devs		the device registry's xarray spinlock (mcp_pci.c);

@@ -418,7 +418,6 @@ static int mcp_pci_probe(struct pci_dev *pdev,
 	mcp_counter_inc(MCP_CTR_DEVICE_OBJECTS);
 	kref_init(&mdev->ref);
 	mutex_init(&mdev->lock);
-	INIT_LIST_HEAD(&mdev->vmas);
 	atomic_set(&mdev->open_count, 0);
 	mdev->pdev = pci_dev_get(pdev);
 	mdev->backend = mcp_backend_for(pdev);

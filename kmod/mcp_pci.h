@@ -13,7 +13,7 @@
  * Locks, outermost first (also in mcp_internal.h):
  *
  *   mmap_lock		of a process faulting in or mapping a BAR
- *     mcp_dev.lock	mutex: @gone, @vmas and the eventfds.
+ *     mcp_dev.lock	mutex: @gone, @wc_maps and the eventfds.
  *			Held by the fault handler while it inserts PTEs and
  *			by revocation while it zaps them, so no PTE appears
  *			after a zap.  Held from reset_prepare to reset_done.
@@ -102,7 +102,8 @@ struct mcp_irq {
  * @index:	device index (MCP_IOC_DEV_LIST)
  * @lock:	see the lock order above
  * @gone:	removed: ioctls -ENODEV, faults SIGBUS
- * @vmas:	BAR mappings populated since the last zap (struct mcp_bar_vma)
+ * @wc_maps:	write-combining VMAs per BAR; while non-zero the BAR has a
+ *		WC record in x86 PAT (mcp_devfile.c)
  * @inode:	owns the address_space all BAR mappings of this device
  *		share, so unmap_mapping_range() revokes exactly them
  * @irq_type:	enum mcp_irq_type
@@ -120,7 +121,7 @@ struct mcp_dev {
 	u32 index;
 	struct mutex lock;	/* see the lock order above */
 	bool gone;
-	struct list_head vmas;
+	unsigned int wc_maps[MCP_DEV_MAX_BARS];
 	struct inode *inode;
 	u32 irq_type;
 	u32 irq_count;
