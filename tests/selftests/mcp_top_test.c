@@ -308,8 +308,12 @@ TEST_F_TIMEOUT(top, placement_counted, 120)
 	top = start_mcpctl(&fd, 0, (const char *const[]){ "top", "-p", self->pid, "6", "1",
 							   "--json", NULL });
 	ASSERT_LT(0, top);
-	/* The mcp tracer attaches last; its interval has 6 s left or less. */
+	/*
+	 * The mcp tracer attaches last; top then resets the counters once
+	 * and starts its 6 s interval: place 1 s later.
+	 */
 	ASSERT_EQ(0, wait_tp_attached(top, "mcp_place"));
+	sleep(1);
 	ASSERT_EQ(0, MCPCTL(place_out, "place", "-p", self->pid, "--node", "0"))
 		TH_LOG("%s", place_out);
 	ASSERT_EQ(0, finish_mcpctl(top, fd, self->out, sizeof(self->out)))

@@ -119,9 +119,12 @@ demo_top() {
 	spin1=$!
 	taskset -c 0 sh -c 'while :; do :; done' &
 	spin2=$!
-	echo "\$ mcpctl top -n 8 1 3"
-	mcpctl top -n 8 1 3
+	# Through a file: on the serial console (a tty) top would redraw in
+	# place, and run-vm.py replays the log on the user's terminal.
+	echo "\$ mcpctl top -n 8 1 3 >/tmp/demo-top; cat /tmp/demo-top"
+	mcpctl top -n 8 1 3 >/tmp/demo-top 2>&1
 	rc=$?
+	cat /tmp/demo-top
 	echo "\$ mcpctl trace sched -p $spin1 1 1 --json"
 	mcpctl trace sched -p "$spin1" 1 1 --json || rc=1
 	kill "$spin1" "$spin2"

@@ -358,6 +358,18 @@ int run_top(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 		return exit_failure;
 	}
 
+	try {
+		// The first interval starts now, not when the sched tracer was
+		// opened: loading the others took time (seconds under TCG).
+		sched.snapshot();
+		cache.snapshot();
+		if (mcp.is_open())
+			mcp.snapshot();
+	} catch (const mcp::Error &e) {
+		print_error(err, e.what());
+		return exit_failure;
+	}
+
 	const bool live = !opts.json && isatty(STDOUT_FILENO);
 	std::optional<LiveScreen> screen;
 	if (live)
