@@ -202,7 +202,8 @@ TEST_F(life, unprivileged_open_eacces)
 	EXPECT_EQ(0, mcp_open_fds());
 }
 
-TEST_F(life, rmmod_refused_while_open)
+/* Unload and load unbind and bind edu: 5-10 s each in the TCG VM. */
+TEST_F_TIMEOUT(life, rmmod_refused_while_open, 120)
 {
 	struct mcp_version v = { .size = sizeof(v) };
 	int fd = mcp_open(), ret;
@@ -232,7 +233,7 @@ TEST_F(life, rmmod_refused_while_open)
 }
 
 /* The module refuses a second load and unload of a missing module fails. */
-TEST_F(life, double_load_and_unload)
+TEST_F_TIMEOUT(life, double_load_and_unload, 120)
 {
 	EXPECT_EQ(-EEXIST, mcp_load_module());
 	ASSERT_EQ(0, mcp_unload_module(O_NONBLOCK));
