@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Scheduling of the traced tasks: run-queue latency (wake-up or preemption
- * to running) as log2 us histograms, on-CPU time per NUMA node, cross-node
- * migrations and the kernel's NUMA-balancing moves, per thread.
+ * to running) as log2 us histograms, on-CPU time per NUMA node, migrations
+ * (cross-node ones apart), sched_migrate_task events and the kernel's
+ * NUMA-balancing moves, per thread.
  *
  * Every tracepoint has a tp_btf and a raw_tp twin; the loader
  * (lib/src/trace_sched.cpp) autoloads one family.  Filters apply to the
@@ -34,6 +35,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } cpu_node SEC(".maps");
+
+/* pid -> 1 + the CPU it last ran on; kept across snapshots. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MCP_TRACE_MAX_TASKS);
+	__type(key, __u32);
+	__type(value, __u32);
+} last_cpu SEC(".maps");
 
 /* pid -> when it became runnable (ns). */
 struct {
@@ -169,6 +178,46 @@ static __always_inline void account_runq(struct task_struct *next, __u64 now)
 		t->runq_max_ns = delta;
 }
 
+/*
+ * A migration as the task sees it: it starts running on another CPU than
+ * last time.  Counted here rather than from sched_migrate_task alone,
+ * which on the VM's 6.1 did not fire for sched_setaffinity() moves of the
+ * running caller (checked with ftrace too).
+ */
+static __always_inline void account_move(struct task_struct *next, __u32 cpu)
+{
+	__u32 pid = BPF_CORE_READ(next, pid), here = cpu + 1;
+	struct mcp_sched_task *t;
+	__u32 *last;
+
+	if (!pid || !task_selected(next))
+		return;
+	last = bpf_map_lookup_elem(&last_cpu, &pid);
+	if (last && *last != here) {
+		t = task_record(next);
+		if (t) {
+			__sync_fetch_and_add(&t->migrations, 1);
+			if (node_of(*last - 1) != node_of(cpu))
+				__sync_fetch_and_add(&t->cross_node_migrations, 1);
+		}
+	}
+	if (!last || *last != here)
+		bpf_map_update_elem(&last_cpu, &pid, &here, BPF_ANY);
+}
+
+/* The outgoing task ran here: its next start elsewhere is a move. */
+static __always_inline void remember_cpu(struct task_struct *prev, __u32 cpu)
+{
+	__u32 pid = BPF_CORE_READ(prev, pid), here = cpu + 1;
+	__u32 *last;
+
+	if (!pid || !task_selected(prev))
+		return;
+	last = bpf_map_lookup_elem(&last_cpu, &pid);
+	if (!last || *last != here)
+		bpf_map_update_elem(&last_cpu, &pid, &here, BPF_ANY);
+}
+
 static __always_inline int on_switch(struct task_struct *prev, struct task_struct *next)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
@@ -176,6 +225,7 @@ static __always_inline int on_switch(struct task_struct *prev, struct task_struc
 	__u32 pid;
 
 	account_oncpu(prev, cpu, now);
+	remember_cpu(prev, cpu);
 	/* Preempted while runnable: it waits on the run queue again. */
 	if (BPF_CORE_READ(prev, __state) == TASK_RUNNING && task_selected(prev)) {
 		pid = BPF_CORE_READ(prev, pid);
@@ -183,6 +233,7 @@ static __always_inline int on_switch(struct task_struct *prev, struct task_struc
 			bpf_map_update_elem(&runnable_since, &pid, &now, BPF_ANY);
 	}
 	account_runq(next, now);
+	account_move(next, cpu);
 	return 0;
 }
 
@@ -194,11 +245,8 @@ static __always_inline int on_migrate(struct task_struct *p, int dest_cpu)
 	if ((__u32)dest_cpu == orig_cpu || !task_selected(p))
 		return 0;
 	t = task_record(p);
-	if (!t)
-		return 0;
-	__sync_fetch_and_add(&t->migrations, 1);
-	if (node_of(orig_cpu) != node_of(dest_cpu))
-		__sync_fetch_and_add(&t->cross_node_migrations, 1);
+	if (t)
+		__sync_fetch_and_add(&t->migrate_events, 1);
 	return 0;
 }
 

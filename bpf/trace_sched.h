@@ -29,8 +29,9 @@ struct mcp_sched_task {
 	__u64 runq_total_ns;
 	__u64 runq_max_ns;
 	__u64 oncpu_ns[MCP_TRACE_MAX_NODES];
-	__u64 migrations;	/* sched_migrate_task to another CPU */
-	__u64 cross_node_migrations;
+	__u64 migrations;	/* started running on another CPU than last time */
+	__u64 cross_node_migrations;	/* ... of another node */
+	__u64 migrate_events;	/* sched_migrate_task to another CPU */
 	__u64 numa_moves;	/* sched_move_numa */
 	__u64 numa_swaps;	/* sched_swap_numa (either side) */
 	__u64 numa_sticks;	/* sched_stick_numa */

@@ -44,10 +44,11 @@ extern "C" {
 
 int mcp_trace_open(const struct mcp_trace_opts *opts, struct mcp_trace **out)
 {
-	if (!opts || !out || opts->size < sizeof(struct mcp_trace_opts) || opts->reserved ||
+	if (!opts || !out || opts->size < sizeof(struct mcp_trace_opts) ||
+	    (opts->flags & ~MCP_TRACE_OPT_ALL) ||
 	    !opts->groups || (opts->groups & ~MCP_TRACE_ALL) || opts->pid < 0)
 		return trace_fail(EINVAL, "mcp_trace_open: opts or out is NULL, opts->size is too "
-					  "small, or bad groups, pid or reserved field");
+					  "small, or bad groups, pid or flags");
 	try {
 		using namespace mcp::trace;
 		auto handle = std::make_unique<mcp_trace>();
@@ -59,7 +60,7 @@ int mcp_trace_open(const struct mcp_trace_opts *opts, struct mcp_trace **out)
 			filter.cgroup = opts->cgroup;
 		handle->groups = opts->groups;
 		if (opts->groups & MCP_TRACE_SCHED)
-			handle->sched = SchedTracer::open({filter, {}, false});
+			handle->sched = SchedTracer::open({filter, {}, (opts->flags & MCP_TRACE_OPT_RAW_TP) != 0});
 		if (opts->groups & MCP_TRACE_CACHE)
 			handle->cache = CacheTracer::open({filter, opts->sample_period ? opts->sample_period
 										  : 100});
@@ -155,8 +156,11 @@ int mcp_trace_get_task(const struct mcp_trace *trace, size_t index, struct mcp_t
 	out->runq_count = r.runq_us.count();
 	out->runq_p50_us = r.runq_us.percentile(50);
 	out->runq_p99_us = r.runq_us.percentile(99);
+	out->runq_total_ns = r.runq_total_ns;
+	out->runq_max_ns = r.runq_max_ns;
 	for (std::size_t i = 0; i < r.runq_us.slots.size() && i < MCP_TRACE_HIST_SLOTS; i++)
 		out->runq_slots[i] = r.runq_us.slots[i];
+	out->migrations = r.migrations;
 	out->cross_node_migrations = r.cross_node_migrations;
 	out->llc_valid = r.llc_references.has_value();
 	out->llc_references = r.llc_references.value_or(0);

@@ -18,6 +18,7 @@
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <tuple>
 #include <utility>
@@ -166,6 +167,9 @@ std::vector<TaskRecord> join_tasks(const SchedSnapshot &sched, const CacheSnapsh
 		r.node = t.node;
 		r.oncpu_ns = t.oncpu_ns();
 		r.runq_us = t.runq_us;
+		r.runq_total_ns = t.runq_total_ns;
+		r.runq_max_ns = t.runq_max_ns;
+		r.migrations = t.migrations;
 		r.cross_node_migrations = t.cross_node_migrations;
 	}
 	if (cache && cache->llc_available) {
@@ -187,10 +191,10 @@ std::vector<TaskRecord> join_tasks(const SchedSnapshot &sched, const CacheSnapsh
 	}
 	if (mcp) {
 		for (const PlacementRecord &p : mcp->placements) {
-			auto it = rows.find(p.pid);
+			TaskRecord &r = rows[p.pid];
 
-			if (it != rows.end())
-				it->second.placements++;
+			r.pid = p.pid;
+			r.placements++;
 		}
 	}
 	std::vector<TaskRecord> out;
@@ -205,6 +209,11 @@ namespace detail {
 // ---- libbpf's log ----
 
 namespace {
+
+struct DirCloser {
+	void operator()(DIR *d) const noexcept { closedir(d); }
+};
+using DirPtr = std::unique_ptr<DIR, DirCloser>;
 
 thread_local std::string *libbpf_sink = nullptr;
 
@@ -298,11 +307,11 @@ std::uint64_t filter_cgroup_id(const Filter &filter)
 std::vector<unsigned> read_cpu_nodes(const std::string &root)
 {
 	std::vector<unsigned> map;
-	DIR *dir = opendir(root.c_str());
+	DirPtr dir(opendir(root.c_str()));
 
 	if (!dir)
 		return map;
-	while (struct dirent *de = readdir(dir)) {
+	while (struct dirent *de = readdir(dir.get())) {
 		unsigned node;
 		char tail;
 
@@ -322,7 +331,6 @@ std::vector<unsigned> read_cpu_nodes(const std::string &root)
 			continue;
 		}
 	}
-	closedir(dir);
 	return map;
 }
 
@@ -368,24 +376,6 @@ NumaLocality numa_delta(const NumaLocality &before, const NumaLocality &now)
 	return {d(before.hint_faults, now.hint_faults),
 		d(before.hint_faults_local, now.hint_faults_local),
 		d(before.pages_migrated, now.pages_migrated)};
-}
-
-std::vector<int> process_threads(int tgid)
-{
-	std::vector<int> tids;
-	std::string path = "/proc/" + std::to_string(tgid) + "/task";
-	DIR *dir = opendir(path.c_str());
-
-	if (!dir)
-		return tids;
-	while (struct dirent *de = readdir(dir)) {
-		int tid = std::atoi(de->d_name);
-		if (tid > 0)
-			tids.push_back(tid);
-	}
-	closedir(dir);
-	std::sort(tids.begin(), tids.end());
-	return tids;
 }
 
 std::uint64_t monotonic_ns()

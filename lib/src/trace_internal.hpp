@@ -58,10 +58,6 @@ NumaLocality numa_delta(const NumaLocality &before, const NumaLocality &now);
 // the kernel has none (no CONFIG_NUMA_BALANCING).
 std::optional<NumaLocality> parse_numa_vmstat(std::string_view text);
 
-// The threads of process @tgid (from /proc/TGID/task), for filtering
-// placement records by process; empty when it is gone.
-std::vector<int> process_threads(int tgid);
-
 // CLOCK_MONOTONIC in ns.
 std::uint64_t monotonic_ns();
 

@@ -197,6 +197,7 @@ SchedSnapshot SchedTracer::snapshot()
 		t.oncpu_ns_per_node.assign(v.oncpu_ns, v.oncpu_ns + nodes);
 		t.migrations = v.migrations;
 		t.cross_node_migrations = v.cross_node_migrations;
+		t.migrate_events = v.migrate_events;
 		t.numa_moves = v.numa_moves;
 		t.numa_swaps = v.numa_swaps;
 		t.numa_sticks = v.numa_sticks;

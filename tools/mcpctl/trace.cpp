@@ -174,6 +174,7 @@ nlohmann::ordered_json sched_json(const mcp::trace::SchedSnapshot &s, std::strin
 			{"runq_max_ns", t.runq_max_ns},
 			{"migrations", t.migrations},
 			{"cross_node_migrations", t.cross_node_migrations},
+			{"migrate_events", t.migrate_events},
 			{"numa_moves", t.numa_moves},
 			{"numa_swaps", t.numa_swaps},
 			{"numa_sticks", t.numa_sticks},

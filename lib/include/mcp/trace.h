@@ -2,7 +2,8 @@
 /*
  * libmcp: the C API of the eBPF tracers (bpf/), over mcp::trace of
  * <mcp/trace.hpp>.  Included by <mcp/mcp.h>; same conventions (0 or a
- * negative errno, mcp_strerror_last() for the sentence).
+ * negative errno, mcp_strerror_last() for the sentence).  Usable alone, by
+ * programs that only trace.
  * Documentation/observability.rst has the long form.
  */
 #ifndef MCP_TRACE_H
@@ -11,7 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <mcp/mcp.h>
+#ifndef MCP_EXPORT
+#if defined(__GNUC__)
+#define MCP_EXPORT __attribute__((visibility("default")))
+#else
+#define MCP_EXPORT
+#endif
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,6 +29,10 @@ extern "C" {
 #define MCP_TRACE_CACHE		(1U << 1)
 #define MCP_TRACE_MCP		(1U << 2)
 #define MCP_TRACE_ALL		0x7U
+
+/* mcp_trace_opts.flags */
+#define MCP_TRACE_OPT_RAW_TP	(1U << 0)	/* sched: raw_tp even where tp_btf works */
+#define MCP_TRACE_OPT_ALL	0x1U
 
 /* Slots of mcp_trace_task.runq_slots (log2 us, as runqlat). */
 #define MCP_TRACE_HIST_SLOTS	27
@@ -34,7 +45,7 @@ struct mcp_trace;
  * @size:		sizeof(struct mcp_trace_opts)
  * @groups:		MCP_TRACE_* bits
  * @pid:		only this process (tgid); 0 = all
- * @reserved:		0
+ * @flags:		MCP_TRACE_OPT_*
  * @cgroup:		only tasks directly in this cgroup v2 directory
  *			(absolute or under /sys/fs/cgroup); NULL = all
  * @sample_period:	LLC events per sample; 0 = 100
@@ -43,7 +54,7 @@ struct mcp_trace_opts {
 	uint32_t size;
 	uint32_t groups;
 	int32_t pid;
-	uint32_t reserved;
+	uint32_t flags;
 	const char *cgroup;
 	uint64_t sample_period;
 };
@@ -109,7 +120,10 @@ MCP_EXPORT int mcp_trace_snapshot(struct mcp_trace *trace, size_t *nr_tasks);
  * @runq_count:		run-queue waits measured
  * @runq_p50_us:	median run-queue latency (interpolated), us
  * @runq_p99_us:	99th percentile, us
+ * @runq_total_ns:	sum of the run-queue waits
+ * @runq_max_ns:	longest run-queue wait
  * @runq_slots:		the log2 us histogram
+ * @migrations:		migrations to another CPU
  * @cross_node_migrations: migrations to a CPU of another node
  * @llc_valid:		1 when @llc_references/@llc_misses are measured
  * @llc_references:	sampled LLC references
@@ -126,7 +140,10 @@ struct mcp_trace_task {
 	uint64_t runq_count;
 	double runq_p50_us;
 	double runq_p99_us;
+	uint64_t runq_total_ns;
+	uint64_t runq_max_ns;
 	uint64_t runq_slots[MCP_TRACE_HIST_SLOTS];
+	uint64_t migrations;
 	uint64_t cross_node_migrations;
 	uint32_t llc_valid;
 	uint32_t reserved;

@@ -80,8 +80,9 @@ struct SchedTask {
 	std::uint64_t runq_total_ns = 0;
 	std::uint64_t runq_max_ns = 0;
 	std::vector<std::uint64_t> oncpu_ns_per_node;	// index = node id
-	std::uint64_t migrations = 0;		// to another CPU
-	std::uint64_t cross_node_migrations = 0;	// to another node
+	std::uint64_t migrations = 0;		// ran on another CPU than before
+	std::uint64_t cross_node_migrations = 0;	// ... on another node
+	std::uint64_t migrate_events = 0;	// sched_migrate_task
 	std::uint64_t numa_moves = 0;		// sched_move_numa
 	std::uint64_t numa_swaps = 0;		// sched_swap_numa
 	std::uint64_t numa_sticks = 0;		// sched_stick_numa
@@ -263,6 +264,9 @@ struct TaskRecord {
 	int node = -1;			// node it last ran on, -1 unknown
 	std::uint64_t oncpu_ns = 0;
 	Log2Histogram runq_us;
+	std::uint64_t runq_total_ns = 0;
+	std::uint64_t runq_max_ns = 0;
+	std::uint64_t migrations = 0;
 	std::uint64_t cross_node_migrations = 0;
 	std::optional<std::uint64_t> llc_references;	// nullopt: no LLC data
 	std::optional<std::uint64_t> llc_misses;
@@ -270,6 +274,7 @@ struct TaskRecord {
 };
 
 // Joins the snapshots by thread id (ascending); @cache and @mcp may be null.
+// A thread seen by any of them gets a row.
 MCP_EXPORT std::vector<TaskRecord> join_tasks(const SchedSnapshot &sched,
 					      const CacheSnapshot *cache,
 					      const McpSnapshot *mcp);
