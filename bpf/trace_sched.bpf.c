@@ -180,9 +180,8 @@ static __always_inline void account_runq(struct task_struct *next, __u64 now)
 
 /*
  * A migration as the task sees it: it starts running on another CPU than
- * last time.  Counted here rather than from sched_migrate_task alone,
- * which on the VM's 6.1 did not fire for sched_setaffinity() moves of the
- * running caller (checked with ftrace too).
+ * last time.  sched_migrate_task events are counted apart (migrate_events):
+ * they also report moves of tasks that were queued but never ran there.
  */
 static __always_inline void account_move(struct task_struct *next, __u32 cpu)
 {

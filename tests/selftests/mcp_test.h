@@ -78,9 +78,9 @@ static inline ssize_t mcp_read_file(const char *path, char *buf, size_t len)
 	return total;
 }
 
-/* Reads a file holding one decimal or 0x-hex integer; -1 when unreadable. */
-/* Parses a cpulist/nodelist ("0-3,5") into set[] (may be NULL);
- * returns the count of entries below max, or -1 for a malformed list. */
+/* Parses a cpulist/nodelist ("0-3,5") into set[] (may be NULL), which the
+ * caller zeroes: only the listed entries are set.  Returns the count of
+ * entries below max, or -1 for a malformed list. */
 static inline int mcp_parse_list(const char *s, unsigned char *set, int max)
 {
 	int n = 0;
@@ -107,6 +107,7 @@ static inline int mcp_parse_list(const char *s, unsigned char *set, int max)
 	return n;
 }
 
+/* Reads a file holding one decimal or 0x-hex integer; -1 when unreadable. */
 static inline long long mcp_read_ll(const char *path)
 {
 	char buf[64], *end;

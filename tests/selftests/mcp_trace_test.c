@@ -74,7 +74,7 @@ static int pin_to(int cpu)
 /* The first CPU of @node, or -1. */
 static int node_first_cpu(int node)
 {
-	unsigned char set[1024];
+	unsigned char set[1024] = { 0 };
 	char path[96], buf[256];
 	int cpu;
 
