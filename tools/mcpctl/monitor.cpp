@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // mcpctl monitor: print the module's placement events as they happen, one
 // line each (like `ip monitor`), from the generic netlink family "mcp".
-#include <csignal>
 #include <ctime>
 #include <limits>
 #include <ostream>
@@ -9,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "live.hpp"
 #include "output.hpp"
 
 namespace mcpctl {
@@ -22,13 +22,6 @@ struct MonitorOptions {
 };
 
 MonitorOptions monitor_opts;
-
-volatile std::sig_atomic_t monitor_stop = 0;
-
-extern "C" void monitor_on_signal(int)
-{
-	monitor_stop = 1;
-}
 
 std::int64_t clock_ns(clockid_t clk)
 {
@@ -104,12 +97,8 @@ int run_monitor(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 		return exit_failure;
 	}
 
-	// SIGINT/SIGTERM end the wait (no SA_RESTART) and exit 0.
-	struct sigaction sa = {};
-	sa.sa_handler = monitor_on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, nullptr);
-	sigaction(SIGTERM, &sa, nullptr);
+	// SIGINT/SIGTERM end the wait and exit 0.
+	catch_stop_signals();
 
 	// Events carry CLOCK_MONOTONIC; print wall-clock time.
 	const std::int64_t offset = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
@@ -119,7 +108,7 @@ int run_monitor(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 	unsigned long seen = 0;
 	std::uint64_t overruns = 0;
 
-	while (!monitor_stop && (mo.count == 0 || seen < mo.count)) {
+	while (!stop_requested() && (mo.count == 0 || seen < mo.count)) {
 		milliseconds wait(-1);
 		if (has_deadline) {
 			auto left = duration_cast<milliseconds>(deadline - steady_clock::now());

@@ -4,9 +4,6 @@
 // after frame otherwise (like top -b); --json gives one object per interval
 // (schema in Documentation/observability.rst).
 #include <algorithm>
-#include <cerrno>
-#include <csignal>
-#include <ctime>
 #include <limits>
 #include <ostream>
 
@@ -15,6 +12,7 @@
 #include <unistd.h>
 
 #include "commands.hpp"
+#include "live.hpp"
 #include "output.hpp"
 
 namespace mcpctl {
@@ -33,36 +31,6 @@ struct TopCliOptions {
 };
 
 TopCliOptions top_opts;
-
-volatile std::sig_atomic_t top_stop = 0;
-
-extern "C" void top_on_signal(int)
-{
-	top_stop = 1;
-}
-
-// Sleeps @seconds unless a signal arrives first.
-void top_sleep(double seconds)
-{
-	struct timespec ts;
-
-	ts.tv_sec = static_cast<time_t>(seconds);
-	ts.tv_nsec = static_cast<long>((seconds - static_cast<double>(ts.tv_sec)) * 1e9);
-	while (!top_stop && nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-std::string utc_now(bool date)
-{
-	struct timespec ts = {};
-	struct tm tm = {};
-	char buf[32];
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	std::strftime(buf, sizeof(buf), date ? "%Y-%m-%dT%H:%M:%SZ" : "%H:%M:%S", &tm);
-	return buf;
-}
 
 double seconds(std::uint64_t ns)
 {
@@ -331,11 +299,7 @@ int run_top(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 	filter.pid = to.pid;
 	filter.cgroup = to.cgroup;
 
-	struct sigaction sa = {};
-	sa.sa_handler = top_on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, nullptr);
-	sigaction(SIGTERM, &sa, nullptr);
+	catch_stop_signals();
 
 	try {
 		sched = SchedTracer::open(SchedOptions{filter, {}, false});
@@ -376,8 +340,8 @@ int run_top(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 		screen.emplace(out);
 
 	try {
-		for (unsigned long i = 0; !top_stop && (to.count == 0 || i < to.count); i++) {
-			top_sleep(to.interval_s);
+		for (unsigned long i = 0; !stop_requested() && (to.count == 0 || i < to.count); i++) {
+			sleep_unless_stopped(to.interval_s);
 			TopFrame f;
 			auto s = sched.snapshot();
 			auto c = cache.snapshot();

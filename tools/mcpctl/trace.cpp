@@ -2,8 +2,6 @@
 // mcpctl trace sched|cache|mcp: the eBPF tracers of libmcp, one report per
 // interval: histograms as runqlat prints them, or one JSON object per
 // interval (schema in Documentation/observability.rst).
-#include <csignal>
-#include <ctime>
 #include <limits>
 #include <optional>
 #include <ostream>
@@ -11,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "live.hpp"
 #include "output.hpp"
 
 namespace mcpctl {
@@ -28,36 +27,6 @@ struct TraceCliOptions {
 };
 
 TraceCliOptions trace_opts;
-
-volatile std::sig_atomic_t trace_stop = 0;
-
-extern "C" void trace_on_signal(int)
-{
-	trace_stop = 1;
-}
-
-// Sleeps @seconds unless a signal arrives first.
-void trace_sleep(double seconds)
-{
-	struct timespec ts;
-
-	ts.tv_sec = static_cast<time_t>(seconds);
-	ts.tv_nsec = static_cast<long>((seconds - static_cast<double>(ts.tv_sec)) * 1e9);
-	while (!trace_stop && nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-std::string utc_now(bool date)
-{
-	struct timespec ts = {};
-	struct tm tm = {};
-	char buf[32];
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	std::strftime(buf, sizeof(buf), date ? "%Y-%m-%dT%H:%M:%SZ" : "%H:%M:%S", &tm);
-	return buf;
-}
 
 std::string ms_text(std::uint64_t ns)
 {
@@ -330,9 +299,9 @@ bool open_tracer(Tracer &tracer, const Options &options, std::ostream &err)
 template <typename Report>
 int trace_loop(Report report)
 {
-	for (unsigned long i = 0; !trace_stop && (trace_opts.count == 0 || i < trace_opts.count);
+	for (unsigned long i = 0; !stop_requested() && (trace_opts.count == 0 || i < trace_opts.count);
 	     i++) {
-		trace_sleep(trace_opts.interval_s);
+		sleep_unless_stopped(trace_opts.interval_s);
 		report();
 	}
 	return exit_ok;
@@ -349,11 +318,7 @@ int run_trace(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 	filter.pid = to.pid;
 	filter.cgroup = to.cgroup;
 
-	struct sigaction sa = {};
-	sa.sa_handler = trace_on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, nullptr);
-	sigaction(SIGTERM, &sa, nullptr);
+	catch_stop_signals();
 
 	auto emit = [&](const std::string &text, const nlohmann::ordered_json &doc) {
 		if (opts.json)
