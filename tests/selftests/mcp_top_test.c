@@ -331,7 +331,7 @@ TEST_F_TIMEOUT(top, without_module, 120)
 	struct top_result r;
 
 	ASSERT_EQ(0, mcp_unload_module(0));
-	ASSERT_EQ(0, MCPCTL(self->out, "top", "-p", self->pid, "0.5", "1", "--json"))
+	ASSERT_EQ(0, MCPCTL(self->out, "top", "-p", self->pid, "2", "1", "--json"))
 		TH_LOG("%s", self->out);
 	parse_top(self->out, self->busy, &r);
 	EXPECT_EQ(1, r.objects);

@@ -74,14 +74,23 @@ copy_abs() {
 	cp -L "$src" "$dst"
 }
 
-# Copies the shared libraries and the loader an ELF binary needs.
+# Copies the shared libraries and the loader an ELF binary needs.  A
+# library from a build tree (libmcp, found through the binary's RUNPATH)
+# goes to the loader's default directory: the tree's own path may be
+# hidden in the guest (a clone under /tmp sits below the guest's tmpfs).
 copy_libs() {
 	local bin=$1 lib
 	# "libx.so => /path (addr)", "/lib64/ld-linux-x86-64.so.2 (addr)"
 	{ ldd "$bin" 2>/dev/null || true; } | awk '
 		$2 == "=>" && $3 ~ /^\// { print $3 }
 		$1 ~ /^\// { print $1 }' | while read -r lib; do
-		copy_abs "$lib"
+		case $lib in
+		/lib/* | /lib64/* | /usr/lib/*) copy_abs "$lib" ;;
+		*)
+			mkdir -p "$root/usr/lib/x86_64-linux-gnu"
+			cp -L "$lib" "$root/usr/lib/x86_64-linux-gnu/"
+			;;
+		esac
 	done
 }
 
