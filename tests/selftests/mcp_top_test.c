@@ -337,8 +337,9 @@ TEST_F_TIMEOUT(top, without_module, 120)
 	EXPECT_EQ(1, r.objects);
 	EXPECT_EQ(0, r.bad) TH_LOG("%s", self->out);
 	EXPECT_EQ(0, r.mcp_available);
-	EXPECT_LT(0, r.tgid_rows);
-	EXPECT_EQ(-1, r.placements) TH_LOG("%s", self->out);
+	/* A lone spinner may not be switched out in the interval (no row). */
+	if (r.tgid_rows)
+		EXPECT_EQ(-1, r.placements) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "mcp.ko not loaded")) TH_LOG("%s", self->out);
 }
 
