@@ -51,6 +51,8 @@
 #define MCP_FEAT_PLACE		(1ULL << 2)	/* MCP_IOC_PLACE, MCP_IOC_UNPLACE */
 #define MCP_FEAT_EVENTS		(1ULL << 3)	/* generic netlink family "mcp" */
 #define MCP_FEAT_DEVICES	(1ULL << 4)	/* devices: DEV_*, BAR_INFO, mmap, IRQ_* */
+#define MCP_FEAT_BUFFERS	(1ULL << 5)	/* BO_*: buffer objects, dma-buf */
+#define MCP_FEAT_DMA		(1ULL << 6)	/* ENGINE_INFO, DMA_SUBMIT, fences */
 
 /* Length of mcp_version.module_version, including the terminating NUL. */
 #define MCP_MODULE_VERSION_LEN	64
@@ -567,6 +569,263 @@ struct mcp_irq_unmask {
 
 #define MCP_IRQ_UNMASK_SIZE_VER0	16
 
+/*
+ * Buffer objects and DMA.
+ *
+ * Every open /dev/mcp file and every device fd is a context: it owns the
+ * buffer objects (BOs) it created or imported, named by handles that are
+ * only meaningful on that fd, and the DMA jobs it submitted.  On a device
+ * fd, BOs are DMA-mapped for the device and its DMA engine is available;
+ * on /dev/mcp (the host context, for hosts without an accelerator) only
+ * the cpu engine is.  Closing the fd destroys its handles; a BO lives on
+ * while a job, a mapping or an exported dma-buf still uses it.
+ */
+
+/* mcp_bo_create.flags */
+#define MCP_BO_COHERENT		(1U << 0)	/* coherent DMA memory; default: streaming */
+#define MCP_BO_HUGEPAGE		(1U << 1)	/* 2 MiB pages; length a multiple of 2 MiB */
+#define MCP_BO_NODE		(1U << 2)	/* allocate on @node */
+#define MCP_BO_CREATE_FLAGS	(MCP_BO_COHERENT | MCP_BO_HUGEPAGE | MCP_BO_NODE)
+
+/* Largest BO, kernel-allocated, pinned or imported: 4 GiB. */
+#define MCP_BO_MAX_LENGTH	(1ULL << 32)
+
+/**
+ * struct mcp_bo_create - argument of MCP_IOC_BO_CREATE
+ * @size:	in: sizeof(struct mcp_bo_create)
+ * @flags:	in: MCP_BO_*
+ * @length:	in: bytes, 1 .. MCP_BO_MAX_LENGTH, rounded up to a page
+ *		(to 2 MiB with MCP_BO_HUGEPAGE)
+ * @node:	in: with MCP_BO_NODE, an online NUMA node; otherwise the
+ *		device's node, or the caller's on the host context
+ * @handle:	out: the new BO's handle, never 0
+ * @reserved:	in: must be 0
+ *
+ * Kernel memory, zeroed, charged to the caller's memory cgroup; -ENOMEM
+ * when it cannot be had on @node (it is never silently placed elsewhere).
+ */
+struct mcp_bo_create {
+	__u32 size;
+	__u32 flags;
+	__u64 length;
+	__s32 node;
+	__u32 handle;
+	__u64 reserved;
+};
+
+#define MCP_BO_CREATE_SIZE_VER0		32
+
+/* mcp_bo_userptr.flags */
+#define MCP_BO_USERPTR_WRITE	(1U << 0)	/* DMA may write: pinned for writing */
+#define MCP_BO_USERPTR_FLAGS	(MCP_BO_USERPTR_WRITE)
+
+/**
+ * struct mcp_bo_userptr - argument of MCP_IOC_BO_USERPTR
+ * @size:	in: sizeof(struct mcp_bo_userptr)
+ * @flags:	in: MCP_BO_USERPTR_*
+ * @addr:	in: page-aligned start of the caller's memory
+ * @length:	in: page-aligned length, 1 page .. MCP_BO_MAX_LENGTH
+ * @handle:	out: the new BO's handle
+ * @reserved:	in: must be 0
+ *
+ * Pins the pages (long-term) until the BO is destroyed, charged to
+ * RLIMIT_MEMLOCK unless the caller has CAP_IPC_LOCK: over the limit is
+ * -ENOMEM.  Without MCP_BO_USERPTR_WRITE the pages are pinned read-only
+ * and the BO cannot be a DMA destination (-EACCES at submit).
+ */
+struct mcp_bo_userptr {
+	__u32 size;
+	__u32 flags;
+	__u64 addr;
+	__u64 length;
+	__u32 handle;
+	__u32 reserved;
+};
+
+#define MCP_BO_USERPTR_SIZE_VER0	32
+
+/* mcp_bo_info.kind */
+enum mcp_bo_kind {
+	MCP_BO_KIND_KERNEL = 0,		/* MCP_IOC_BO_CREATE */
+	MCP_BO_KIND_USERPTR = 1,	/* MCP_IOC_BO_USERPTR */
+	MCP_BO_KIND_IMPORT = 2,		/* MCP_IOC_BO_IMPORT */
+};
+
+/* mcp_bo_info.mmap_offset of a BO that cannot be mapped through the fd */
+#define MCP_BO_NO_MMAP		(~0ULL)
+
+/**
+ * struct mcp_bo_info - argument of MCP_IOC_BO_INFO
+ * @size:	in: sizeof(struct mcp_bo_info)
+ * @flags:	in: must be 0
+ * @handle:	in: the BO
+ * @kind:	out: enum mcp_bo_kind
+ * @length:	out: bytes
+ * @bo_flags:	out: the MCP_BO_* or MCP_BO_USERPTR_* flags it was made with
+ * @node:	out: NUMA node of its memory; -1 when mixed or unknown
+ * @mmap_offset: out: mmap() offset of the whole BO on this fd (MAP_SHARED),
+ *		or MCP_BO_NO_MMAP (user-pointer BOs: map the memory itself)
+ * @jobs:	out: DMA jobs in flight that use it
+ * @reserved:	in: must be 0
+ */
+struct mcp_bo_info {
+	__u32 size;
+	__u32 flags;
+	__u32 handle;
+	__u32 kind;
+	__u64 length;
+	__u32 bo_flags;
+	__s32 node;
+	__u64 mmap_offset;
+	__u32 jobs;
+	__u32 reserved;
+};
+
+#define MCP_BO_INFO_SIZE_VER0		48
+
+/**
+ * struct mcp_bo_export - argument of MCP_IOC_BO_EXPORT
+ * @size:	in: sizeof(struct mcp_bo_export)
+ * @flags:	in: must be 0 (the fd is always O_RDWR | O_CLOEXEC)
+ * @handle:	in: a kernel BO (user-pointer and imported BOs: -EINVAL)
+ * @fd:		out: a dma-buf fd of the BO; mmap()able, importable by any
+ *		driver and by MCP_IOC_BO_IMPORT
+ */
+struct mcp_bo_export {
+	__u32 size;
+	__u32 flags;
+	__u32 handle;
+	__s32 fd;
+};
+
+#define MCP_BO_EXPORT_SIZE_VER0		16
+
+/**
+ * struct mcp_bo_import - argument of MCP_IOC_BO_IMPORT
+ * @size:	in: sizeof(struct mcp_bo_import)
+ * @flags:	in: must be 0
+ * @fd:		in: a dma-buf fd (from any exporter: MCP, vgem, a GPU driver)
+ * @handle:	out: a new handle for it on this fd
+ * @length:	out: its length in bytes
+ *
+ * Not a dma-buf: -EINVAL; bad fd: -EBADF.
+ */
+struct mcp_bo_import {
+	__u32 size;
+	__u32 flags;
+	__s32 fd;
+	__u32 handle;
+	__u64 length;
+};
+
+#define MCP_BO_IMPORT_SIZE_VER0		24
+
+/**
+ * struct mcp_bo_destroy - argument of MCP_IOC_BO_DESTROY
+ * @size:	in: sizeof(struct mcp_bo_destroy)
+ * @flags:	in: must be 0
+ * @handle:	in: the BO; unknown: -ENOENT
+ * @reserved:	in: must be 0
+ *
+ * The handle is gone at once; jobs in flight finish with the memory.
+ */
+struct mcp_bo_destroy {
+	__u32 size;
+	__u32 flags;
+	__u32 handle;
+	__u32 reserved;
+};
+
+#define MCP_BO_DESTROY_SIZE_VER0	16
+
+/* Engines of a context, the index in mcp_engine_info and mcp_dma_submit. */
+#define MCP_ENGINE_CPU		0	/* kernel workers copying with the CPU */
+#define MCP_ENGINE_DEVICE	1	/* the device's DMA engine (device fds) */
+
+#define MCP_ENGINE_NAME_LEN	16
+
+/**
+ * struct mcp_engine_info - argument of MCP_IOC_ENGINE_INFO
+ * @size:	in: sizeof(struct mcp_engine_info)
+ * @flags:	in: must be 0
+ * @engine:	in: MCP_ENGINE_*; one this context does not have: -ENOENT
+ * @node:	out: NUMA node it runs on, -1 for any
+ * @name:	out: "cpu", or the backend's name ("edu"), NUL-terminated
+ * @max_chunk:	out: bytes it moves per hardware transfer; 0: no limit
+ * @inflight:	out: jobs it runs at once
+ * @submitted:	out: jobs submitted to it on this context
+ * @completed:	out: of which finished successfully
+ * @failed:	out: of which failed, including time-outs
+ * @timed_out:	out: of which timed out
+ * @wc_depth:	out: the coalescing depth in force (sysfs)
+ * @wc_timeout_us: out: the coalescing time-out in force (sysfs)
+ */
+struct mcp_engine_info {
+	__u32 size;
+	__u32 flags;
+	__u32 engine;
+	__s32 node;
+	char name[MCP_ENGINE_NAME_LEN];
+	__u32 max_chunk;
+	__u32 inflight;
+	__u64 submitted;
+	__u64 completed;
+	__u64 failed;
+	__u64 timed_out;
+	__u32 wc_depth;
+	__u32 wc_timeout_us;
+};
+
+#define MCP_ENGINE_INFO_SIZE_VER0	80
+
+/* mcp_dma_submit.flags */
+#define MCP_DMA_ASYNC		(1U << 0)	/* return an out-fence, do not wait */
+#define MCP_DMA_IN_FENCE	(1U << 1)	/* start after @in_fence signals */
+#define MCP_DMA_FLAGS		(MCP_DMA_ASYNC | MCP_DMA_IN_FENCE)
+
+/**
+ * struct mcp_dma_submit - argument of MCP_IOC_DMA_SUBMIT
+ * @size:	in: sizeof(struct mcp_dma_submit)
+ * @flags:	in: MCP_DMA_*
+ * @engine:	in: MCP_ENGINE_*
+ * @in_fence:	in: with MCP_DMA_IN_FENCE, a sync_file fd; a fence that
+ *		signals an error fails this job with -ECANCELED
+ * @src_handle:	in: source BO
+ * @dst_handle:	in: destination BO
+ * @src_offset:	in: byte offset in the source
+ * @dst_offset:	in: byte offset in the destination
+ * @length:	in: bytes to copy; 0 is a valid empty job.  Ranges past a
+ *		BO's end or overlapping in one BO: -EINVAL
+ * @deadline_ns: in: absolute CLOCK_MONOTONIC time by which the job must
+ *		be done, else it is aborted with -ETIMEDOUT (the engine is
+ *		reset; later jobs run); 0: now + the job_timeout_ms knob
+ * @out_fence:	out: with MCP_DMA_ASYNC, a sync_file fd (O_CLOEXEC) that
+ *		signals when the job is done; its status is the job's
+ *		result (SYNC_IOC_FILE_INFO); -1 otherwise
+ * @reserved:	in: must be 0
+ * @seqno:	out: the job's sequence number on this context, from 1
+ *
+ * Synchronous (no MCP_DMA_ASYNC): waits killably for the job and returns
+ * its result; a fatal signal returns -EINTR and the job finishes alone.
+ */
+struct mcp_dma_submit {
+	__u32 size;
+	__u32 flags;
+	__u32 engine;
+	__s32 in_fence;
+	__u32 src_handle;
+	__u32 dst_handle;
+	__u64 src_offset;
+	__u64 dst_offset;
+	__u64 length;
+	__u64 deadline_ns;
+	__s32 out_fence;
+	__u32 reserved;
+	__u64 seqno;
+};
+
+#define MCP_DMA_SUBMIT_SIZE_VER0	72
+
 /* Largest argument struct the kernel accepts; larger sizes are -E2BIG. */
 #define MCP_ARG_SIZE_MAX	4096
 
@@ -584,5 +843,15 @@ struct mcp_irq_unmask {
 #define MCP_IOC_BAR_INFO	_IOWR(MCP_IOC_MAGIC, 0x18, struct mcp_bar_info)
 #define MCP_IOC_IRQ_SET_EVENTFD	_IOW(MCP_IOC_MAGIC, 0x19, struct mcp_irq_eventfd)
 #define MCP_IOC_IRQ_UNMASK	_IOW(MCP_IOC_MAGIC, 0x1a, struct mcp_irq_unmask)
+
+/* On /dev/mcp (host context) and on device fds */
+#define MCP_IOC_BO_CREATE	_IOWR(MCP_IOC_MAGIC, 0x20, struct mcp_bo_create)
+#define MCP_IOC_BO_USERPTR	_IOWR(MCP_IOC_MAGIC, 0x21, struct mcp_bo_userptr)
+#define MCP_IOC_BO_INFO		_IOWR(MCP_IOC_MAGIC, 0x22, struct mcp_bo_info)
+#define MCP_IOC_BO_EXPORT	_IOWR(MCP_IOC_MAGIC, 0x23, struct mcp_bo_export)
+#define MCP_IOC_BO_IMPORT	_IOWR(MCP_IOC_MAGIC, 0x24, struct mcp_bo_import)
+#define MCP_IOC_BO_DESTROY	_IOW(MCP_IOC_MAGIC, 0x25, struct mcp_bo_destroy)
+#define MCP_IOC_ENGINE_INFO	_IOWR(MCP_IOC_MAGIC, 0x28, struct mcp_engine_info)
+#define MCP_IOC_DMA_SUBMIT	_IOWR(MCP_IOC_MAGIC, 0x29, struct mcp_dma_submit)
 
 #endif /* _UAPI_LINUX_MCP_H */

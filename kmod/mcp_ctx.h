@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * MCP (Model Control Protocol): contexts, buffer objects and DMA jobs.
+ *
+ * Every open /dev/mcp file (the host context) and every device fd is a
+ * struct mcp_ctx, its file->private_data.  A context owns the handles of
+ * its buffer objects (mcp_bo.c) and the DMA jobs it submitted
+ * (mcp_dma.c); the engines that run the jobs are mcp_engine_*.c.
+ *
+ * Lifetime: a BO is refcounted.  The handle table holds one reference,
+ * every job that uses it, every VMA that maps it and its exported dma-buf
+ * one more.  Destroying a handle drops only the table's.
+ *
+ * Locks, outermost first (also in mcp_internal.h):
+ *
+ *   mcp_ctx.lock	mutex: the handle table.  Never held across
+ *			copy_to_user()/copy_from_user() or a wait for a job.
+ *   mcp_dma_ctx.lock	spinlock (mcp_dma.c): the context's submission
+ *			queue; nothing sleeps under it.
+ */
+#ifndef _MCP_CTX_H
+#define _MCP_CTX_H
+
+#include <linux/dma-direction.h>
+#include <linux/fs.h>
+#include <linux/mutex.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+
+#include <linux/mcp.h>
+
+struct mcp_dev;
+struct mcp_bo;
+struct mcp_dma_ctx;
+
+/**
+ * struct mcp_ctx - one open /dev/mcp file or device fd
+ * @mdev:	the device (a reference held), NULL for the host context
+ * @lock:	see the lock order above
+ * @bos:	handle -> struct mcp_bo *, handles from 1
+ * @dma:	DMA state, owned by mcp_dma.c; NULL until the first use
+ */
+struct mcp_ctx {
+	struct mcp_dev *mdev;
+	struct mutex lock;	/* see the lock order above */
+	struct xarray bos;
+	struct mcp_dma_ctx *dma;
+};
+
+/* mcp_ctx.c: creation, teardown, and the ioctls every context accepts */
+struct mcp_ctx *mcp_ctx_create(struct mcp_dev *mdev);
+void mcp_ctx_destroy(struct mcp_ctx *ctx);
+const struct mcp_ioctl_desc *mcp_ctx_ioctl_desc(unsigned int cmd);
+int mcp_ctx_mmap(struct mcp_ctx *ctx, struct vm_area_struct *vma);
+
+/*
+ * mcp_bo.c: buffer objects.  What the DMA engines need of a BO; every
+ * call needs a reference held.
+ */
+struct mcp_bo *mcp_bo_lookup(struct mcp_ctx *ctx, u32 handle);
+void mcp_bo_get(struct mcp_bo *bo);
+void mcp_bo_put(struct mcp_bo *bo);
+u64 mcp_bo_length(const struct mcp_bo *bo);
+bool mcp_bo_writable(const struct mcp_bo *bo);
+/* Kernel mapping of the whole BO, valid while a reference is held. */
+void *mcp_bo_vaddr(struct mcp_bo *bo);
+/*
+ * Bus address of @offset for the context's device and the bytes that are
+ * contiguous from there; -ENODEV on the host context.
+ */
+int mcp_bo_dma_addr(struct mcp_bo *bo, u64 offset, dma_addr_t *addr,
+		    u64 *contig);
+/* Cache maintenance around a device's DMA; no-ops for coherent BOs. */
+void mcp_bo_sync_for_device(struct mcp_bo *bo, enum dma_data_direction dir);
+void mcp_bo_sync_for_cpu(struct mcp_bo *bo, enum dma_data_direction dir);
+/* Jobs in flight that use @bo, for MCP_IOC_BO_INFO. */
+void mcp_bo_jobs_inc(struct mcp_bo *bo);
+void mcp_bo_jobs_dec(struct mcp_bo *bo);
+
+/*
+ * mcp_dma.c: jobs, fences, coalescing.  mcp_dma_ctx_fini() runs at
+ * context teardown before the handle table is emptied; it waits for or
+ * cancels the context's jobs and returns when none is left.
+ */
+int mcp_ioctl_engine_info(struct file *file, void *karg);
+int mcp_ioctl_dma_submit(struct file *file, void *karg);
+void mcp_dma_ctx_fini(struct mcp_ctx *ctx);
+int mcp_dma_init(void);
+void mcp_dma_exit(void);
+
+#endif /* _MCP_CTX_H */
