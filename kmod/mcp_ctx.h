@@ -32,6 +32,8 @@
 struct mcp_dev;
 struct mcp_bo;
 struct mcp_dma_ctx;
+struct mcp_ioctl_desc;
+struct vm_area_struct;
 
 /**
  * struct mcp_ctx - one open /dev/mcp file or device fd
