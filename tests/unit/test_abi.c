@@ -228,3 +228,96 @@ Test(abi, device_constants)
 	cr_expect_eq(MCP_WC_NO_PLATFORM, 2);
 	cr_expect_eq(MCP_WC_NOT_MAPPABLE, 3);
 }
+
+Test(abi, mcp_bo_layout)
+{
+	cr_expect_eq(sizeof(struct mcp_bo_create), MCP_BO_CREATE_SIZE_VER0);
+	cr_expect_eq(sizeof(struct mcp_bo_create), 32);
+	cr_expect_eq(OFF(mcp_bo_create, length), 8);
+	cr_expect_eq(OFF(mcp_bo_create, node), 16);
+	cr_expect_eq(OFF(mcp_bo_create, handle), 20);
+	cr_expect_eq(OFF(mcp_bo_create, reserved), 24);
+	cr_expect_eq(sizeof(struct mcp_bo_userptr), MCP_BO_USERPTR_SIZE_VER0);
+	cr_expect_eq(sizeof(struct mcp_bo_userptr), 32);
+	cr_expect_eq(OFF(mcp_bo_userptr, addr), 8);
+	cr_expect_eq(OFF(mcp_bo_userptr, length), 16);
+	cr_expect_eq(OFF(mcp_bo_userptr, handle), 24);
+	cr_expect_eq(sizeof(struct mcp_bo_info), MCP_BO_INFO_SIZE_VER0);
+	cr_expect_eq(sizeof(struct mcp_bo_info), 48);
+	cr_expect_eq(OFF(mcp_bo_info, handle), 8);
+	cr_expect_eq(OFF(mcp_bo_info, kind), 12);
+	cr_expect_eq(OFF(mcp_bo_info, length), 16);
+	cr_expect_eq(OFF(mcp_bo_info, bo_flags), 24);
+	cr_expect_eq(OFF(mcp_bo_info, node), 28);
+	cr_expect_eq(OFF(mcp_bo_info, mmap_offset), 32);
+	cr_expect_eq(OFF(mcp_bo_info, jobs), 40);
+	cr_expect_eq(sizeof(struct mcp_bo_export), MCP_BO_EXPORT_SIZE_VER0);
+	cr_expect_eq(OFF(mcp_bo_export, handle), 8);
+	cr_expect_eq(OFF(mcp_bo_export, fd), 12);
+	cr_expect_eq(sizeof(struct mcp_bo_import), MCP_BO_IMPORT_SIZE_VER0);
+	cr_expect_eq(OFF(mcp_bo_import, fd), 8);
+	cr_expect_eq(OFF(mcp_bo_import, handle), 12);
+	cr_expect_eq(OFF(mcp_bo_import, length), 16);
+	cr_expect_eq(sizeof(struct mcp_bo_destroy), MCP_BO_DESTROY_SIZE_VER0);
+	cr_expect_eq(OFF(mcp_bo_destroy, handle), 8);
+}
+
+Test(abi, mcp_dma_layout)
+{
+	cr_expect_eq(sizeof(struct mcp_engine_info), MCP_ENGINE_INFO_SIZE_VER0);
+	cr_expect_eq(sizeof(struct mcp_engine_info), 80);
+	cr_expect_eq(OFF(mcp_engine_info, engine), 8);
+	cr_expect_eq(OFF(mcp_engine_info, node), 12);
+	cr_expect_eq(OFF(mcp_engine_info, name), 16);
+	cr_expect_eq(OFF(mcp_engine_info, max_chunk), 32);
+	cr_expect_eq(OFF(mcp_engine_info, inflight), 36);
+	cr_expect_eq(OFF(mcp_engine_info, submitted), 40);
+	cr_expect_eq(OFF(mcp_engine_info, timed_out), 64);
+	cr_expect_eq(OFF(mcp_engine_info, wc_depth), 72);
+	cr_expect_eq(OFF(mcp_engine_info, wc_timeout_us), 76);
+	cr_expect_eq(sizeof(struct mcp_dma_submit), MCP_DMA_SUBMIT_SIZE_VER0);
+	cr_expect_eq(sizeof(struct mcp_dma_submit), 72);
+	cr_expect_eq(OFF(mcp_dma_submit, engine), 8);
+	cr_expect_eq(OFF(mcp_dma_submit, in_fence), 12);
+	cr_expect_eq(OFF(mcp_dma_submit, src_handle), 16);
+	cr_expect_eq(OFF(mcp_dma_submit, dst_handle), 20);
+	cr_expect_eq(OFF(mcp_dma_submit, src_offset), 24);
+	cr_expect_eq(OFF(mcp_dma_submit, dst_offset), 32);
+	cr_expect_eq(OFF(mcp_dma_submit, length), 40);
+	cr_expect_eq(OFF(mcp_dma_submit, deadline_ns), 48);
+	cr_expect_eq(OFF(mcp_dma_submit, out_fence), 56);
+	cr_expect_eq(OFF(mcp_dma_submit, reserved), 60);
+	cr_expect_eq(OFF(mcp_dma_submit, seqno), 64);
+}
+
+Test(abi, ioctl_buffers_dma)
+{
+	cr_expect_eq(MCP_IOC_BO_CREATE, 0xC020E620u);
+	cr_expect_eq(MCP_IOC_BO_USERPTR, 0xC020E621u);
+	cr_expect_eq(MCP_IOC_BO_INFO, 0xC030E622u);
+	cr_expect_eq(MCP_IOC_BO_EXPORT, 0xC010E623u);
+	cr_expect_eq(MCP_IOC_BO_IMPORT, 0xC018E624u);
+	cr_expect_eq(MCP_IOC_BO_DESTROY, 0x4010E625u);
+	cr_expect_eq(MCP_IOC_ENGINE_INFO, 0xC050E628u);
+	cr_expect_eq(MCP_IOC_DMA_SUBMIT, 0xC048E629u);
+}
+
+Test(abi, buffer_dma_constants)
+{
+	cr_expect_eq(MCP_FEAT_BUFFERS, 1ULL << 5);
+	cr_expect_eq(MCP_FEAT_DMA, 1ULL << 6);
+	cr_expect_eq(MCP_BO_COHERENT, 0x1);
+	cr_expect_eq(MCP_BO_HUGEPAGE, 0x2);
+	cr_expect_eq(MCP_BO_NODE, 0x4);
+	cr_expect_eq(MCP_BO_USERPTR_WRITE, 0x1);
+	cr_expect_eq(MCP_BO_MAX_LENGTH, 1ULL << 32);
+	cr_expect_eq(MCP_BO_NO_MMAP, ~0ULL);
+	cr_expect_eq(MCP_BO_KIND_KERNEL, 0);
+	cr_expect_eq(MCP_BO_KIND_USERPTR, 1);
+	cr_expect_eq(MCP_BO_KIND_IMPORT, 2);
+	cr_expect_eq(MCP_ENGINE_CPU, 0);
+	cr_expect_eq(MCP_ENGINE_DEVICE, 1);
+	cr_expect_eq(MCP_ENGINE_NAME_LEN, 16);
+	cr_expect_eq(MCP_DMA_ASYNC, 0x1);
+	cr_expect_eq(MCP_DMA_IN_FENCE, 0x2);
+}
