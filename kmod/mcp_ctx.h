@@ -21,8 +21,10 @@
 #ifndef _MCP_CTX_H
 #define _MCP_CTX_H
 
+#include <linux/bits.h>
 #include <linux/dma-direction.h>
 #include <linux/fs.h>
+#include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
@@ -49,6 +51,15 @@ struct mcp_ctx {
 	struct mcp_dma_ctx *dma;
 };
 
+/*
+ * mmap offsets of BOs on a context's fd: MCP_BO_MMAP_BASE | handle << 32,
+ * far above the BAR regions of mcp_devfile.c (below 1 << 44); each BO
+ * has a 4 GiB window, the largest BO.  mcp_ctx_mmap() takes these.
+ */
+#define MCP_BO_MMAP_SHIFT	32
+#define MCP_BO_MMAP_BASE	BIT_ULL(60)
+#define MCP_BO_MMAP_PGOFF	(MCP_BO_MMAP_BASE >> PAGE_SHIFT)
+
 /* mcp_ctx.c: creation, teardown, and the ioctls every context accepts */
 struct mcp_ctx *mcp_ctx_create(struct mcp_dev *mdev);
 void mcp_ctx_destroy(struct mcp_ctx *ctx);
@@ -57,14 +68,19 @@ int mcp_ctx_mmap(struct mcp_ctx *ctx, struct vm_area_struct *vma);
 
 /*
  * mcp_bo.c: buffer objects.  What the DMA engines need of a BO; every
- * call needs a reference held.
+ * call needs a reference held.  All may sleep (mcp_bo_put() frees, unpins
+ * and unmaps): never call them from atomic context.
  */
 struct mcp_bo *mcp_bo_lookup(struct mcp_ctx *ctx, u32 handle);
 void mcp_bo_get(struct mcp_bo *bo);
 void mcp_bo_put(struct mcp_bo *bo);
 u64 mcp_bo_length(const struct mcp_bo *bo);
 bool mcp_bo_writable(const struct mcp_bo *bo);
-/* Kernel mapping of the whole BO, valid while a reference is held. */
+/*
+ * Kernel mapping of the whole BO, made on first use and valid while a
+ * reference is held; NULL when it cannot be made (no memory, or an
+ * imported dma-buf whose exporter offers no kernel mapping).
+ */
 void *mcp_bo_vaddr(struct mcp_bo *bo);
 /*
  * Bus address of @offset for the context's device and the bytes that are

@@ -30,6 +30,12 @@ static const char * const mcp_counter_names[] = {
 	[MCP_CTR_DEVICE_FILES] = "device_files",
 	[MCP_CTR_BAR_MAPPINGS] = "bar_mappings",
 	[MCP_CTR_IRQ_EVENTFDS] = "irq_eventfds",
+	[MCP_CTR_BO_OBJECTS] = "bo_objects",
+	[MCP_CTR_BO_KERNEL_PAGES] = "bo_kernel_pages",
+	[MCP_CTR_BO_PINNED_PAGES] = "bo_pinned_pages",
+	[MCP_CTR_BO_MAPPINGS] = "bo_mappings",
+	[MCP_CTR_BO_EXPORTS] = "bo_exports",
+	[MCP_CTR_BO_IMPORTS] = "bo_imports",
 };
 
 static_assert(ARRAY_SIZE(mcp_counter_names) == MCP_NR_COUNTERS);

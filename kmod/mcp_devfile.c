@@ -19,7 +19,9 @@
  *
  * mmap offsets: BAR n is region 2n (uncached) and 2n + 1 (write-
  * combining), at region << MCP_REGION_SHIFT.  Userspace learns them from
- * MCP_IOC_BAR_INFO.
+ * MCP_IOC_BAR_INFO.  Offsets from MCP_BO_MMAP_BASE up are buffer objects
+ * of the fd's context (mcp_ctx.c), which revocation zaps too but which
+ * fault back in: they are RAM, not the device's.
  *
  * Locks: mmap_lock, then mcp_dev.lock (mcp_pci.h).
  */
@@ -36,6 +38,7 @@
 #include <linux/pseudo_fs.h>
 #include <linux/slab.h>
 
+#include "mcp_ctx.h"
 #include "mcp_internal.h"
 #include "mcp_pci.h"
 
@@ -214,13 +217,16 @@ static const struct vm_operations_struct mcp_bar_vm_ops = {
 
 static int mcp_devfile_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct mcp_dev *mdev = file->private_data;
+	struct mcp_ctx *ctx = file->private_data;
+	struct mcp_dev *mdev = ctx->mdev;
 	unsigned long pgoff = vma->vm_pgoff & MCP_REGION_PGMASK;
 	unsigned long bar_pages;
 	unsigned int bar;
 	int ret = 0;
 	bool wc;
 
+	if (vma->vm_pgoff >= MCP_BO_MMAP_PGOFF)
+		return mcp_ctx_mmap(ctx, vma);
 	/* Raw BAR access, as sysfs resourceN. */
 	if (!capable(CAP_SYS_RAWIO))
 		return -EPERM;
@@ -266,7 +272,8 @@ out_unlock:
 
 static int mcp_ioctl_bar_info(struct file *file, void *karg)
 {
-	struct mcp_dev *mdev = file->private_data;
+	struct mcp_ctx *ctx = file->private_data;
+	struct mcp_dev *mdev = ctx->mdev;
 	struct mcp_bar_info *info = karg;
 	int ret = 0;
 
@@ -326,7 +333,7 @@ static long mcp_devfile_ioctl(struct file *file, unsigned int cmd,
 		desc = &mcp_irq_unmask_desc;
 		break;
 	default:
-		desc = NULL;
+		desc = mcp_ctx_ioctl_desc(cmd);
 		break;
 	}
 
@@ -336,14 +343,16 @@ static long mcp_devfile_ioctl(struct file *file, unsigned int cmd,
 	return ret;
 }
 
+/* The context holds the device fd's reference to the device. */
 static int mcp_devfile_release(struct inode *inode, struct file *file)
 {
-	struct mcp_dev *mdev = file->private_data;
+	struct mcp_ctx *ctx = file->private_data;
+	struct mcp_dev *mdev = ctx->mdev;
 
 	mcp_irq_release_owner(mdev, file);
 	atomic_dec(&mdev->open_count);
 	mcp_counter_dec(MCP_CTR_DEVICE_FILES);
-	mcp_dev_put(mdev);
+	mcp_ctx_destroy(ctx);
 	return 0;
 }
 
@@ -359,32 +368,39 @@ static const struct file_operations mcp_devfile_fops = {
 
 /**
  * mcp_devfile_open() - a new device fd's file for @mdev
- * @mdev:	the device; the file takes a reference of its own
+ * @mdev:	the device; the file's context takes a reference of its own
  *
  * Return: the file (O_RDWR, not yet installed), or an
  * ERR_PTR: -ENODEV when the device is going away.
  */
 struct file *mcp_devfile_open(struct mcp_dev *mdev)
 {
+	struct mcp_ctx *ctx;
 	struct file *file;
+
+	ctx = mcp_ctx_create(mdev);
+	if (!ctx)
+		return ERR_PTR(-ENOMEM);
 
 	mutex_lock(&mdev->lock);
 	if (mdev->gone) {
 		file = ERR_PTR(-ENODEV);
-		goto out_unlock;
+		goto err_unlock;
 	}
 
-	file = anon_inode_getfile("[mcp_dev]", &mcp_devfile_fops, mdev, O_RDWR);
+	file = anon_inode_getfile("[mcp_dev]", &mcp_devfile_fops, ctx, O_RDWR);
 	if (IS_ERR(file))
-		goto out_unlock;
+		goto err_unlock;
 	/* BAR mappings of all fds of this device share one address_space. */
 	file->f_mapping = mdev->inode->i_mapping;
 
-	mcp_dev_get(mdev);
 	atomic_inc(&mdev->open_count);
 	mcp_counter_inc(MCP_CTR_DEVICE_FILES);
-
-out_unlock:
 	mutex_unlock(&mdev->lock);
+	return file;
+
+err_unlock:
+	mutex_unlock(&mdev->lock);
+	mcp_ctx_destroy(ctx);
 	return file;
 }

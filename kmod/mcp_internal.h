@@ -42,7 +42,7 @@
 /* MCP_FEAT_* bits this build implements. */
 #define MCP_FEATURES		(MCP_FEAT_VERSION | MCP_FEAT_TOPOLOGY | \
 				 MCP_FEAT_EVENTS | MCP_FEAT_PLACE | \
-				 MCP_FEAT_DEVICES)
+				 MCP_FEAT_DEVICES | MCP_FEAT_BUFFERS)
 
 /*
  * Counters shown in /sys/kernel/debug/mcp/counters.  To add one, add an
@@ -62,6 +62,12 @@ enum mcp_counter {
 	MCP_CTR_DEVICE_FILES,	/* open device fds */
 	MCP_CTR_BAR_MAPPINGS,	/* VMAs mapping a BAR */
 	MCP_CTR_IRQ_EVENTFDS,	/* eventfds connected to interrupt vectors */
+	MCP_CTR_BO_OBJECTS,	/* live struct mcp_bo (mcp_bo.c) */
+	MCP_CTR_BO_KERNEL_PAGES, /* pages allocated for kernel BOs */
+	MCP_CTR_BO_PINNED_PAGES, /* user pages pinned by user-pointer BOs */
+	MCP_CTR_BO_MAPPINGS,	/* VMAs mapping a BO */
+	MCP_CTR_BO_EXPORTS,	/* live dma-bufs exported from BOs */
+	MCP_CTR_BO_IMPORTS,	/* imported dma-bufs held by BOs */
 	MCP_NR_COUNTERS
 };
 

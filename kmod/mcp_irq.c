@@ -23,6 +23,7 @@
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 
+#include "mcp_ctx.h"
 #include "mcp_internal.h"
 #include "mcp_pci.h"
 
@@ -201,7 +202,8 @@ static struct eventfd_ctx *mcp_irq_swap_trigger(struct mcp_dev *mdev,
 int mcp_ioctl_irq_set_eventfd(struct file *file, void *karg)
 {
 	struct mcp_irq_eventfd *arg = karg;
-	struct mcp_dev *mdev = file->private_data;
+	struct mcp_ctx *ctx = file->private_data;
+	struct mcp_dev *mdev = ctx->mdev;
 	struct eventfd_ctx *trigger = NULL;
 	struct eventfd_ctx *old = NULL;
 	int ret = 0;
@@ -274,7 +276,8 @@ void mcp_irq_release_owner(struct mcp_dev *mdev, struct file *owner)
 int mcp_ioctl_irq_unmask(struct file *file, void *karg)
 {
 	struct mcp_irq_unmask *arg = karg;
-	struct mcp_dev *mdev = file->private_data;
+	struct mcp_ctx *ctx = file->private_data;
+	struct mcp_dev *mdev = ctx->mdev;
 	struct mcp_irq *vec;
 	bool pending = false;
 	unsigned long flags;

@@ -24,6 +24,8 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
+#include "mcp_bo.h"
+#include "mcp_ctx.h"
 #include "mcp_internal.h"
 
 /* Room for the kernel copy of any ioctl argument. */
@@ -38,6 +40,12 @@ union mcp_ioctl_arg {
 	struct mcp_bar_info bar_info;
 	struct mcp_irq_eventfd irq_eventfd;
 	struct mcp_irq_unmask irq_unmask;
+	struct mcp_bo_create_karg bo_create;
+	struct mcp_bo_userptr_karg bo_userptr;
+	struct mcp_bo_info bo_info;
+	struct mcp_bo_export_karg bo_export;
+	struct mcp_bo_import_karg bo_import;
+	struct mcp_bo_destroy bo_destroy;
 };
 
 /* mcp_ioctl_call() relies on "size" coming first in every argument. */
@@ -51,6 +59,12 @@ static_assert(offsetof(struct mcp_dev_open_karg, arg.size) == 0);
 static_assert(offsetof(struct mcp_bar_info, size) == 0);
 static_assert(offsetof(struct mcp_irq_eventfd, size) == 0);
 static_assert(offsetof(struct mcp_irq_unmask, size) == 0);
+static_assert(offsetof(struct mcp_bo_create_karg, arg.size) == 0);
+static_assert(offsetof(struct mcp_bo_userptr_karg, arg.size) == 0);
+static_assert(offsetof(struct mcp_bo_info, size) == 0);
+static_assert(offsetof(struct mcp_bo_export_karg, arg.size) == 0);
+static_assert(offsetof(struct mcp_bo_import_karg, arg.size) == 0);
+static_assert(offsetof(struct mcp_bo_destroy, size) == 0);
 static_assert(sizeof(struct mcp_version) >= MCP_VERSION_SIZE_VER0);
 static_assert(sizeof(struct mcp_topology) >= MCP_TOPOLOGY_SIZE_VER0);
 static_assert(sizeof(struct mcp_place) >= MCP_PLACE_SIZE_VER0);
@@ -61,24 +75,43 @@ static_assert(sizeof(struct mcp_dev_open) >= MCP_DEV_OPEN_SIZE_VER0);
 static_assert(sizeof(struct mcp_bar_info) >= MCP_BAR_INFO_SIZE_VER0);
 static_assert(sizeof(struct mcp_irq_eventfd) >= MCP_IRQ_EVENTFD_SIZE_VER0);
 static_assert(sizeof(struct mcp_irq_unmask) >= MCP_IRQ_UNMASK_SIZE_VER0);
+static_assert(sizeof(struct mcp_bo_create) >= MCP_BO_CREATE_SIZE_VER0);
+static_assert(sizeof(struct mcp_bo_userptr) >= MCP_BO_USERPTR_SIZE_VER0);
+static_assert(sizeof(struct mcp_bo_info) >= MCP_BO_INFO_SIZE_VER0);
+static_assert(sizeof(struct mcp_bo_export) >= MCP_BO_EXPORT_SIZE_VER0);
+static_assert(sizeof(struct mcp_bo_import) >= MCP_BO_IMPORT_SIZE_VER0);
+static_assert(sizeof(struct mcp_bo_destroy) >= MCP_BO_DESTROY_SIZE_VER0);
 static_assert(sizeof(union mcp_ioctl_arg) <= MCP_ARG_SIZE_MAX);
 
+/* Every /dev/mcp file is a host context (mcp_ctx.h). */
 static int mcp_open(struct inode *inode, struct file *file)
 {
+	struct mcp_ctx *ctx;
 	int ret;
 
 	ret = nonseekable_open(inode, file);
 	if (ret)
 		return ret;
 
+	ctx = mcp_ctx_create(NULL);
+	if (!ctx)
+		return -ENOMEM;
+	file->private_data = ctx;
 	mcp_counter_inc(MCP_CTR_OPEN_FILES);
 	return 0;
 }
 
 static int mcp_release(struct inode *inode, struct file *file)
 {
+	mcp_ctx_destroy(file->private_data);
 	mcp_counter_dec(MCP_CTR_OPEN_FILES);
 	return 0;
+}
+
+/* Only BOs are mapped through /dev/mcp. */
+static int mcp_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	return mcp_ctx_mmap(file->private_data, vma);
 }
 
 /**
@@ -222,7 +255,7 @@ static long mcp_unlocked_ioctl(struct file *file, unsigned int cmd,
 		desc = &mcp_dev_open_desc;
 		break;
 	default:
-		desc = NULL;
+		desc = mcp_ctx_ioctl_desc(cmd);
 		break;
 	}
 
@@ -238,6 +271,7 @@ static const struct file_operations mcp_fops = {
 	.release = mcp_release,
 	.unlocked_ioctl = mcp_unlocked_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = mcp_mmap,
 };
 
 static struct miscdevice mcp_miscdev = {

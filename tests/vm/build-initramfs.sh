@@ -11,6 +11,9 @@
 #   /opt/mcp/selftests/mcp_*_test             (kselftest-harness binaries)
 #   /opt/mcp/bin/mcpctl, /usr/bin/numactl     (when present on the host)
 #   /usr/bin/lspci, /usr/share/misc/pci.ids   (pciutils)
+#   /lib/modules/vgem/*.ko + order            (vgem and its dependencies from
+#                                             /lib/modules/<VM kernel>, for the
+#                                             dma-buf tests; loaded by them)
 #   /opt/mcp/bench/mcp_*_bench                (with -B BENCH_DIR)
 #   every shared library those need (found with ldd) and the dynamic loader
 #
@@ -134,6 +137,33 @@ if [ -n "$bench_dir" ]; then
 		cp "$b" "$root/opt/mcp/bench/"
 		copy_libs "$b"
 	done
+fi
+
+# vgem, the dma-buf exporter the BO selftests share buffers with, and the
+# modules it depends on, dependencies first.  The tests load them.
+vgem_kver=$("$here/../../scripts/vm-kernel-version.sh" 2>/dev/null || true)
+vgem_order=()
+add_kmod() {
+	local name=$1 dep file
+	case " ${vgem_order[*]} " in *" $name "*) return 0 ;; esac
+	for dep in $(modinfo -k "$vgem_kver" -F depends "$name" 2>/dev/null | tr ',' ' '); do
+		add_kmod "$dep" || return 1
+	done
+	file=$(modinfo -k "$vgem_kver" -n "$name" 2>/dev/null) || return 1
+	case $file in
+	(builtin) return 0 ;;
+	(*.ko) cp "$file" "$root/lib/modules/vgem/$name.ko" ;;
+	(*.ko.xz) xz -dc "$file" > "$root/lib/modules/vgem/$name.ko" ;;
+	(*) return 1 ;;
+	esac
+	vgem_order+=("$name")
+}
+mkdir -p "$root/lib/modules/vgem"
+if [ -n "$vgem_kver" ] && add_kmod vgem; then
+	printf '%s.ko\n' "${vgem_order[@]}" > "$root/lib/modules/vgem/order"
+else
+	rm -rf "$root/lib/modules/vgem"
+	echo "build-initramfs: warning: no vgem module for kernel '${vgem_kver}'; the vgem tests skip" >&2
 fi
 
 numactl=$(command -v numactl || true)

@@ -1,0 +1,823 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MCP (Model Control Protocol): buffer objects, their memory, kernel and
+ * user mappings, DMA mappings and dma-buf export and import.
+ * Documentation/buffers.rst describes the kinds and their lifetime.
+ *
+ * Kernel BOs are zeroed pages of one NUMA node (order 9 with
+ * MCP_BO_HUGEPAGE, split so each 4 KiB page is refcounted), or coherent
+ * DMA memory on a device context with MCP_BO_COHERENT.  User-pointer BOs
+ * are long-term pinned user pages charged to RLIMIT_MEMLOCK.  Imported
+ * BOs are a dma-buf, attached and mapped for the device on a device
+ * context.
+ *
+ * User mappings insert PFNs at fault time (as DRM's shmem helpers do) and
+ * every VMA holds a BO reference, so the pages outlive any mapping.  A
+ * device fd's BO mappings share its address_space with the BAR mappings:
+ * revoking those zaps BO PTEs too, and the next access faults them in
+ * again, since a BO is RAM and outlives its device.
+ *
+ * Locks: mcp_bo.lock (mcp_bo.h).
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/dma-buf.h>
+#include <linux/dma-direct.h>
+#include <linux/dma-mapping.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/nodemask.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/swiotlb.h>
+#include <linux/vmalloc.h>
+
+#include "mcp_bo.h"
+#include "mcp_internal.h"
+#include "mcp_pci.h"
+
+/*
+ * The dma-buf symbols' namespace.  Spelled out because MODULE_IMPORT_NS()
+ * took a bare word up to 6.12 and takes a string from 6.13.
+ */
+MODULE_INFO(import_ns, "DMA_BUF");
+
+/* Pages a fault inserts at once: 2 MiB, within the VMA. */
+#define MCP_BO_FAULT_AROUND	512
+
+#define MCP_BO_HUGE_ORDER	(PMD_SHIFT - PAGE_SHIFT)
+
+static struct lock_class_key mcp_bo_import_lock_key;
+
+static struct device *mcp_bo_dev(const struct mcp_bo *bo)
+{
+	return &bo->mdev->pdev->dev;
+}
+
+/*
+ * Neither an IOMMU nor bounce buffers stand between @dev and memory: every
+ * page it is to reach must lie below its DMA limit.
+ */
+static bool mcp_bo_dev_direct(struct device *dev)
+{
+	return !device_iommu_mapped(dev) && !is_swiotlb_active(dev);
+}
+
+/*
+ * -EIO when a page of @bo lies beyond what its device can address: mapping
+ * it would fail (with a warning) or, worse, reach the wrong memory.
+ */
+static int mcp_bo_check_reach(struct mcp_bo *bo)
+{
+	struct device *dev = mcp_bo_dev(bo);
+	unsigned long i;
+
+	if (!mcp_bo_dev_direct(dev))
+		return 0;
+	for (i = 0; i < bo->npages; i++) {
+		phys_addr_t phys = page_to_phys(bo->pages[i]);
+
+		if (!dma_capable(dev, phys_to_dma(dev, phys), PAGE_SIZE, true))
+			return -EIO;
+	}
+	return 0;
+}
+
+/* Memory zone a direct-mapped device with a narrow DMA mask needs. */
+static gfp_t mcp_bo_dev_zone(struct device *dev)
+{
+	u64 mask = dma_get_mask(dev);
+
+	if (!mcp_bo_dev_direct(dev))
+		return 0;
+	if (mask <= DMA_BIT_MASK(24))
+		return GFP_DMA;
+	if (mask <= DMA_BIT_MASK(32))
+		return GFP_DMA32;
+	return 0;
+}
+
+static struct mcp_bo *mcp_bo_alloc(struct mcp_dev *mdev, u32 kind, u32 flags,
+				   u64 length)
+{
+	struct mcp_bo *bo;
+
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
+	if (!bo)
+		return NULL;
+
+	kref_init(&bo->ref);
+	mutex_init(&bo->lock);
+	bo->kind = kind;
+	bo->flags = flags;
+	bo->length = length;
+	bo->node = NUMA_NO_NODE;
+	bo->dir = DMA_BIDIRECTIONAL;
+	bo->npages = length >> PAGE_SHIFT;
+	atomic_set(&bo->jobs, 0);
+	if (mdev) {
+		mcp_dev_get(mdev);
+		bo->mdev = mdev;
+	}
+	mcp_counter_inc(MCP_CTR_BO_OBJECTS);
+	return bo;
+}
+
+/* Undoes mcp_bo_alloc() for a BO whose memory is gone or never came. */
+static void mcp_bo_free(struct mcp_bo *bo)
+{
+	kvfree(bo->pages);
+	if (bo->mdev)
+		mcp_dev_put(bo->mdev);
+	mutex_destroy(&bo->lock);
+	kfree(bo);
+	mcp_counter_dec(MCP_CTR_BO_OBJECTS);
+}
+
+static int mcp_bo_alloc_page_array(struct mcp_bo *bo)
+{
+	bo->pages = kvmalloc_array(bo->npages, sizeof(*bo->pages),
+				   GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	return bo->pages ? 0 : -ENOMEM;
+}
+
+/* NUMA node of all of @bo's pages, or NUMA_NO_NODE when they differ. */
+static int mcp_bo_pages_node(const struct mcp_bo *bo)
+{
+	int node = page_to_nid(bo->pages[0]);
+	unsigned long i;
+
+	for (i = 1; i < bo->npages; i++)
+		if (page_to_nid(bo->pages[i]) != node)
+			return NUMA_NO_NODE;
+	return node;
+}
+
+/* Streaming DMA mapping of @bo's pages for its device. */
+static int mcp_bo_dma_map_pages(struct mcp_bo *bo)
+{
+	struct sg_table *sgt;
+	int ret;
+
+	ret = mcp_bo_check_reach(bo);
+	if (ret)
+		return ret;
+	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
+	if (!sgt)
+		return -ENOMEM;
+	ret = sg_alloc_table_from_pages_segment(sgt, bo->pages, bo->npages, 0,
+						bo->length,
+						dma_max_mapping_size(mcp_bo_dev(bo)),
+						GFP_KERNEL);
+	if (ret)
+		goto err_free_sgt;
+	ret = dma_map_sgtable(mcp_bo_dev(bo), sgt, bo->dir, 0);
+	if (ret)
+		goto err_free_table;
+	bo->sgt = sgt;
+	return 0;
+
+err_free_table:
+	sg_free_table(sgt);
+err_free_sgt:
+	kfree(sgt);
+	return ret;
+}
+
+static void mcp_bo_dma_unmap_pages(struct mcp_bo *bo)
+{
+	if (!bo->sgt)
+		return;
+	dma_unmap_sgtable(mcp_bo_dev(bo), bo->sgt, bo->dir, 0);
+	sg_free_table(bo->sgt);
+	kfree(bo->sgt);
+	bo->sgt = NULL;
+}
+
+static void mcp_bo_free_pages(struct page **pages, unsigned long npages)
+{
+	unsigned long i;
+
+	for (i = 0; i < npages; i++)
+		__free_page(pages[i]);
+}
+
+/*
+ * Zeroed pages on @node only, in @zone; order 9 pieces split into 4 KiB
+ * pages.  GFP_USER, not GFP_HIGHUSER: highmem does not mix with a zone.
+ */
+static int mcp_bo_alloc_pages(struct mcp_bo *bo, int node, gfp_t zone,
+			      bool huge)
+{
+	gfp_t gfp = GFP_USER | zone | __GFP_ZERO | __GFP_THISNODE |
+		    __GFP_ACCOUNT | __GFP_NOWARN | __GFP_RETRY_MAYFAIL;
+	unsigned int order = huge ? MCP_BO_HUGE_ORDER : 0;
+	unsigned long i, j, step = 1UL << order;
+	struct page *page;
+
+	if (huge)
+		gfp = (gfp & ~__GFP_RETRY_MAYFAIL) | __GFP_NORETRY;
+
+	for (i = 0; i < bo->npages; i += step) {
+		page = alloc_pages_node(node, gfp, order);
+		if (!page)
+			goto err_free_pages;
+		if (order)
+			split_page(page, order);
+		for (j = 0; j < step; j++)
+			bo->pages[i + j] = page + j;
+		cond_resched();
+	}
+	mcp_counter_add(MCP_CTR_BO_KERNEL_PAGES, bo->npages);
+	return 0;
+
+err_free_pages:
+	mcp_bo_free_pages(bo->pages, i);
+	return -ENOMEM;
+}
+
+/* Coherent memory of the device; its pages are recorded for mmap. */
+static int mcp_bo_alloc_coherent(struct mcp_bo *bo)
+{
+	unsigned long i;
+	void *vaddr;
+
+	vaddr = dma_alloc_coherent(mcp_bo_dev(bo), bo->length,
+				   &bo->coherent_dma, GFP_KERNEL | __GFP_NOWARN);
+	if (!vaddr)
+		return -ENOMEM;
+
+	for (i = 0; i < bo->npages; i++) {
+		void *p = vaddr + i * PAGE_SIZE;
+
+		bo->pages[i] = is_vmalloc_addr(p) ? vmalloc_to_page(p) :
+						    virt_to_page(p);
+	}
+	bo->coherent = vaddr;
+	mcp_counter_add(MCP_CTR_BO_KERNEL_PAGES, bo->npages);
+	return 0;
+}
+
+static void mcp_bo_free_coherent(struct mcp_bo *bo)
+{
+	dma_free_coherent(mcp_bo_dev(bo), bo->length, bo->coherent,
+			  bo->coherent_dma);
+	bo->coherent = NULL;
+}
+
+/**
+ * mcp_bo_create_kernel() - a BO of kernel memory
+ * @mdev:	the context's device, NULL on the host context
+ * @length:	bytes, a multiple of PAGE_SIZE (of 2 MiB with MCP_BO_HUGEPAGE)
+ * @flags:	MCP_BO_*, checked by the caller
+ * @node:	an online node for the pages
+ *
+ * Return: the BO with one reference, or an ERR_PTR: -ENOMEM when @node
+ * has not the memory (or no free 2 MiB pages, or none the device can
+ * address), or when coherent memory of the device is not on @node and
+ * MCP_BO_NODE asked for it.
+ */
+struct mcp_bo *mcp_bo_create_kernel(struct mcp_dev *mdev, u64 length,
+				    u32 flags, int node)
+{
+	bool coherent = mdev && (flags & MCP_BO_COHERENT);
+	struct mcp_bo *bo;
+	int ret;
+
+	bo = mcp_bo_alloc(mdev, MCP_BO_KIND_KERNEL, flags, length);
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	ret = mcp_bo_alloc_page_array(bo);
+	if (ret)
+		goto err_free_bo;
+
+	if (coherent) {
+		ret = mcp_bo_alloc_coherent(bo);
+		if (ret)
+			goto err_free_bo;
+		bo->node = mcp_bo_pages_node(bo);
+		if ((flags & MCP_BO_NODE) && bo->node != node) {
+			ret = -ENOMEM;
+			goto err_free_coherent;
+		}
+		return bo;
+	}
+
+	ret = mcp_bo_alloc_pages(bo, node,
+				 mdev ? mcp_bo_dev_zone(mcp_bo_dev(bo)) : 0,
+				 flags & MCP_BO_HUGEPAGE);
+	if (ret)
+		goto err_free_bo;
+	bo->node = node;
+	if (mdev) {
+		ret = mcp_bo_dma_map_pages(bo);
+		/* Memory of the right zone the device still cannot reach. */
+		if (ret == -EIO)
+			ret = -ENOMEM;
+		if (ret)
+			goto err_free_pages;
+	}
+	return bo;
+
+err_free_pages:
+	mcp_bo_free_pages(bo->pages, bo->npages);
+	mcp_counter_add(MCP_CTR_BO_KERNEL_PAGES, -(s64)bo->npages);
+	goto err_free_bo;
+err_free_coherent:
+	mcp_bo_free_coherent(bo);
+	mcp_counter_add(MCP_CTR_BO_KERNEL_PAGES, -(s64)bo->npages);
+err_free_bo:
+	mcp_bo_free(bo);
+	return ERR_PTR(ret);
+}
+
+/* Pins every page of [addr, addr + length) or none. */
+static int mcp_bo_pin(struct mcp_bo *bo, u64 addr)
+{
+	unsigned int gup = FOLL_LONGTERM;
+	unsigned long pinned = 0;
+	int n;
+
+	if (bo->flags & MCP_BO_USERPTR_WRITE)
+		gup |= FOLL_WRITE;
+
+	while (pinned < bo->npages) {
+		n = pin_user_pages_fast(addr + (pinned << PAGE_SHIFT),
+					min_t(unsigned long, bo->npages - pinned,
+					      INT_MAX),
+					gup, bo->pages + pinned);
+		if (n <= 0) {
+			unpin_user_pages(bo->pages, pinned);
+			return n ? n : -EFAULT;
+		}
+		pinned += n;
+	}
+	mcp_counter_add(MCP_CTR_BO_PINNED_PAGES, bo->npages);
+	return 0;
+}
+
+static void mcp_bo_unpin(struct mcp_bo *bo)
+{
+	unpin_user_pages_dirty_lock(bo->pages, bo->npages,
+				    bo->flags & MCP_BO_USERPTR_WRITE);
+	mcp_counter_add(MCP_CTR_BO_PINNED_PAGES, -(s64)bo->npages);
+}
+
+static void mcp_bo_uncharge(struct mcp_bo *bo)
+{
+	account_locked_vm(bo->mm, bo->charged, false);
+	mmdrop(bo->mm);
+	bo->mm = NULL;
+}
+
+/**
+ * mcp_bo_create_userptr() - a BO of the caller's pinned memory
+ * @mdev:	the context's device, NULL on the host context
+ * @addr:	page-aligned user address
+ * @length:	page-aligned length, checked by the caller
+ * @flags:	MCP_BO_USERPTR_*
+ *
+ * Return: the BO with one reference, or an ERR_PTR: -ENOMEM over
+ * RLIMIT_MEMLOCK, -EFAULT for memory that cannot be pinned, -EIO for
+ * memory the device cannot address.
+ */
+struct mcp_bo *mcp_bo_create_userptr(struct mcp_dev *mdev, u64 addr,
+				     u64 length, u32 flags)
+{
+	struct mm_struct *mm = current->mm;
+	struct mcp_bo *bo;
+	int ret;
+
+	if (!mm)
+		return ERR_PTR(-EFAULT);
+
+	bo = mcp_bo_alloc(mdev, MCP_BO_KIND_USERPTR, flags, length);
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	if (!(flags & MCP_BO_USERPTR_WRITE))
+		bo->dir = DMA_TO_DEVICE;
+	ret = mcp_bo_alloc_page_array(bo);
+	if (ret)
+		goto err_free_bo;
+
+	/* Charged first: the limit must hold before anything is pinned. */
+	ret = account_locked_vm(mm, bo->npages, true);
+	if (ret)
+		goto err_free_bo;
+	mmgrab(mm);
+	bo->mm = mm;
+	bo->charged = bo->npages;
+
+	ret = mcp_bo_pin(bo, addr);
+	if (ret)
+		goto err_uncharge;
+	bo->node = mcp_bo_pages_node(bo);
+
+	if (mdev) {
+		ret = mcp_bo_dma_map_pages(bo);
+		if (ret)
+			goto err_unpin;
+	}
+	return bo;
+
+err_unpin:
+	mcp_bo_unpin(bo);
+err_uncharge:
+	mcp_bo_uncharge(bo);
+err_free_bo:
+	mcp_bo_free(bo);
+	return ERR_PTR(ret);
+}
+
+/**
+ * mcp_bo_create_import() - a BO of another driver's (or MCP's) dma-buf
+ * @mdev:	the context's device, NULL on the host context
+ * @fd:		the dma-buf fd
+ *
+ * Return: the BO with one reference, or an ERR_PTR: -EBADF for a bad fd,
+ * -EINVAL for one that is not a dma-buf or has an unusable size, -EIO on
+ * a device that cannot address all memory by itself (no IOMMU, no bounce
+ * buffers): the exporter's pages could lie beyond its reach.
+ */
+struct mcp_bo *mcp_bo_create_import(struct mcp_dev *mdev, int fd)
+{
+	struct dma_buf_attachment *attach;
+	struct dma_buf *dmabuf;
+	struct sg_table *sgt;
+	struct mcp_bo *bo;
+	int ret;
+
+	dmabuf = dma_buf_get(fd);
+	if (IS_ERR(dmabuf))
+		return ERR_CAST(dmabuf);
+	if (!dmabuf->size || dmabuf->size > MCP_BO_MAX_LENGTH ||
+	    !PAGE_ALIGNED(dmabuf->size)) {
+		ret = -EINVAL;
+		goto err_put_dmabuf;
+	}
+
+	bo = mcp_bo_alloc(mdev, MCP_BO_KIND_IMPORT, 0, dmabuf->size);
+	if (!bo) {
+		ret = -ENOMEM;
+		goto err_put_dmabuf;
+	}
+	lockdep_set_class(&bo->lock, &mcp_bo_import_lock_key);
+	bo->dmabuf = dmabuf;
+
+	if (mdev) {
+		if (mcp_bo_dev_direct(mcp_bo_dev(bo)) &&
+		    dma_addressing_limited(mcp_bo_dev(bo))) {
+			ret = -EIO;
+			goto err_free_bo;
+		}
+		attach = dma_buf_attach(dmabuf, mcp_bo_dev(bo));
+		if (IS_ERR(attach)) {
+			ret = PTR_ERR(attach);
+			goto err_free_bo;
+		}
+		sgt = dma_buf_map_attachment_unlocked(attach, bo->dir);
+		if (IS_ERR(sgt)) {
+			ret = PTR_ERR(sgt);
+			goto err_detach;
+		}
+		bo->attach = attach;
+		bo->import_sgt = sgt;
+	}
+	mcp_counter_inc(MCP_CTR_BO_IMPORTS);
+	return bo;
+
+err_detach:
+	dma_buf_detach(dmabuf, attach);
+err_free_bo:
+	mcp_bo_free(bo);
+err_put_dmabuf:
+	dma_buf_put(dmabuf);
+	return ERR_PTR(ret);
+}
+
+static void mcp_bo_release(struct kref *ref)
+{
+	struct mcp_bo *bo = container_of(ref, struct mcp_bo, ref);
+
+	WARN_ON_ONCE(atomic_read(&bo->jobs));
+
+	switch (bo->kind) {
+	case MCP_BO_KIND_KERNEL:
+		if (bo->vaddr && !bo->coherent)
+			vunmap(bo->vaddr);
+		if (bo->coherent) {
+			mcp_bo_free_coherent(bo);
+		} else {
+			mcp_bo_dma_unmap_pages(bo);
+			mcp_bo_free_pages(bo->pages, bo->npages);
+		}
+		mcp_counter_add(MCP_CTR_BO_KERNEL_PAGES, -(s64)bo->npages);
+		break;
+	case MCP_BO_KIND_USERPTR:
+		if (bo->vaddr)
+			vunmap(bo->vaddr);
+		mcp_bo_dma_unmap_pages(bo);
+		mcp_bo_unpin(bo);
+		mcp_bo_uncharge(bo);
+		break;
+	case MCP_BO_KIND_IMPORT:
+		if (bo->vaddr)
+			dma_buf_vunmap(bo->dmabuf, &bo->map);
+		if (bo->attach) {
+			dma_buf_unmap_attachment_unlocked(bo->attach,
+							  bo->import_sgt,
+							  bo->dir);
+			dma_buf_detach(bo->dmabuf, bo->attach);
+		}
+		dma_buf_put(bo->dmabuf);
+		mcp_counter_dec(MCP_CTR_BO_IMPORTS);
+		break;
+	}
+	mcp_bo_free(bo);
+}
+
+void mcp_bo_get(struct mcp_bo *bo)
+{
+	kref_get(&bo->ref);
+}
+
+void mcp_bo_put(struct mcp_bo *bo)
+{
+	might_sleep();
+	kref_put(&bo->ref, mcp_bo_release);
+}
+
+u64 mcp_bo_length(const struct mcp_bo *bo)
+{
+	return bo->length;
+}
+
+/* Kernel BOs and imports are writable; user pointers only if pinned so. */
+bool mcp_bo_writable(const struct mcp_bo *bo)
+{
+	return bo->kind != MCP_BO_KIND_USERPTR ||
+	       (bo->flags & MCP_BO_USERPTR_WRITE);
+}
+
+void *mcp_bo_vaddr(struct mcp_bo *bo)
+{
+	void *vaddr;
+
+	mutex_lock(&bo->lock);
+	if (bo->vaddr)
+		goto out_unlock;
+
+	if (bo->coherent) {
+		bo->vaddr = bo->coherent;
+	} else if (bo->dmabuf) {
+		/* I/O memory cannot be memcpy()ed: no kernel mapping then. */
+		if (!dma_buf_vmap(bo->dmabuf, &bo->map)) {
+			if (bo->map.is_iomem)
+				dma_buf_vunmap(bo->dmabuf, &bo->map);
+			else
+				bo->vaddr = bo->map.vaddr;
+		}
+	} else {
+		bo->vaddr = vmap(bo->pages, bo->npages, VM_MAP, PAGE_KERNEL);
+	}
+
+out_unlock:
+	vaddr = bo->vaddr;
+	mutex_unlock(&bo->lock);
+	return vaddr;
+}
+
+int mcp_bo_dma_addr(struct mcp_bo *bo, u64 offset, dma_addr_t *addr,
+		    u64 *contig)
+{
+	struct sg_table *sgt = bo->import_sgt ? bo->import_sgt : bo->sgt;
+	struct scatterlist *sg;
+	unsigned int i;
+
+	if (!bo->mdev)
+		return -ENODEV;
+	if (offset >= bo->length)
+		return -EINVAL;
+
+	if (bo->coherent) {
+		*addr = bo->coherent_dma + offset;
+		*contig = bo->length - offset;
+		return 0;
+	}
+
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		u64 len = sg_dma_len(sg);
+
+		if (offset < len) {
+			*addr = sg_dma_address(sg) + offset;
+			*contig = len - offset;
+			return 0;
+		}
+		offset -= len;
+	}
+	return -EINVAL;
+}
+
+/* A sync in a direction the mapping does not allow is a caller's bug. */
+static bool mcp_bo_sync_ok(const struct mcp_bo *bo,
+			   enum dma_data_direction dir)
+{
+	return !WARN_ON_ONCE(bo->dir != DMA_BIDIRECTIONAL && bo->dir != dir);
+}
+
+void mcp_bo_sync_for_device(struct mcp_bo *bo, enum dma_data_direction dir)
+{
+	/* Imports: the exporter synced when it mapped the attachment. */
+	if (bo->sgt && mcp_bo_sync_ok(bo, dir))
+		dma_sync_sgtable_for_device(mcp_bo_dev(bo), bo->sgt, dir);
+}
+
+void mcp_bo_sync_for_cpu(struct mcp_bo *bo, enum dma_data_direction dir)
+{
+	if (bo->sgt && mcp_bo_sync_ok(bo, dir))
+		dma_sync_sgtable_for_cpu(mcp_bo_dev(bo), bo->sgt, dir);
+}
+
+void mcp_bo_jobs_inc(struct mcp_bo *bo)
+{
+	atomic_inc(&bo->jobs);
+}
+
+void mcp_bo_jobs_dec(struct mcp_bo *bo)
+{
+	atomic_dec(&bo->jobs);
+}
+
+/* A copy of a mapping (split, fork) holds a reference of its own. */
+static void mcp_bo_vm_open(struct vm_area_struct *vma)
+{
+	mcp_bo_get(vma->vm_private_data);
+	mcp_counter_inc(MCP_CTR_BO_MAPPINGS);
+}
+
+static void mcp_bo_vm_close(struct vm_area_struct *vma)
+{
+	mcp_counter_dec(MCP_CTR_BO_MAPPINGS);
+	mcp_bo_put(vma->vm_private_data);
+}
+
+/* Inserts up to MCP_BO_FAULT_AROUND pages from the faulting one. */
+static vm_fault_t mcp_bo_vm_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct mcp_bo *bo = vma->vm_private_data;
+	unsigned long idx = vmf->pgoff & MCP_BO_MMAP_PGMASK;
+	unsigned long addr = vmf->address & PAGE_MASK;
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+	unsigned int n;
+
+	for (n = 0; n < MCP_BO_FAULT_AROUND && addr < vma->vm_end;
+	     n++, idx++, addr += PAGE_SIZE) {
+		if (idx >= bo->npages)
+			break;
+		ret = vmf_insert_pfn(vma, addr, page_to_pfn(bo->pages[idx]));
+		if (ret != VM_FAULT_NOPAGE)
+			break;
+	}
+	/* Only the faulting page must make it; the others are a bonus. */
+	return n ? VM_FAULT_NOPAGE : ret;
+}
+
+static const struct vm_operations_struct mcp_bo_vm_ops = {
+	.open = mcp_bo_vm_open,
+	.close = mcp_bo_vm_close,
+	.fault = mcp_bo_vm_fault,
+};
+
+/**
+ * mcp_bo_mmap() - map a kernel BO into a shared VMA
+ * @bo:		the BO; the VMA takes a reference of its own
+ * @vma:	its page offset, masked with MCP_BO_MMAP_PGMASK, is the
+ *		first page of @bo to map
+ *
+ * Imported BOs are mapped by their exporter (dma_buf_mmap()); user-pointer
+ * BOs are not mapped through MCP at all.
+ *
+ * Return: 0, or -EINVAL for a private mapping, a range past the BO's end
+ * or a BO that has no pages of its own.
+ */
+int mcp_bo_mmap(struct mcp_bo *bo, struct vm_area_struct *vma)
+{
+	unsigned long pgoff = vma->vm_pgoff & MCP_BO_MMAP_PGMASK;
+
+	if (bo->kind != MCP_BO_KIND_KERNEL)
+		return -EINVAL;
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (pgoff >= bo->npages || vma_pages(vma) > bo->npages - pgoff)
+		return -EINVAL;
+
+	mcp_vm_flags_set(vma, VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_private_data = bo;
+	vma->vm_ops = &mcp_bo_vm_ops;
+	mcp_bo_vm_open(vma);
+	return 0;
+}
+
+static struct sg_table *mcp_dmabuf_map(struct dma_buf_attachment *attach,
+				       enum dma_data_direction dir)
+{
+	struct mcp_bo *bo = attach->dmabuf->priv;
+	struct sg_table *sgt;
+	int ret;
+
+	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
+	if (!sgt)
+		return ERR_PTR(-ENOMEM);
+	ret = sg_alloc_table_from_pages_segment(sgt, bo->pages, bo->npages, 0,
+						bo->length,
+						dma_max_mapping_size(attach->dev),
+						GFP_KERNEL);
+	if (ret)
+		goto err_free_sgt;
+	ret = dma_map_sgtable(attach->dev, sgt, dir, 0);
+	if (ret)
+		goto err_free_table;
+	return sgt;
+
+err_free_table:
+	sg_free_table(sgt);
+err_free_sgt:
+	kfree(sgt);
+	return ERR_PTR(ret);
+}
+
+static void mcp_dmabuf_unmap(struct dma_buf_attachment *attach,
+			     struct sg_table *sgt, enum dma_data_direction dir)
+{
+	dma_unmap_sgtable(attach->dev, sgt, dir, 0);
+	sg_free_table(sgt);
+	kfree(sgt);
+}
+
+static void mcp_dmabuf_release(struct dma_buf *dmabuf)
+{
+	mcp_counter_dec(MCP_CTR_BO_EXPORTS);
+	mcp_bo_put(dmabuf->priv);
+}
+
+/* dma_buf_mmap_internal() checked the range and made vm_pgoff BO-relative. */
+static int mcp_dmabuf_mmap(struct dma_buf *dmabuf, struct vm_area_struct *vma)
+{
+	return mcp_bo_mmap(dmabuf->priv, vma);
+}
+
+static int mcp_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
+{
+	void *vaddr = mcp_bo_vaddr(dmabuf->priv);
+
+	if (!vaddr)
+		return -ENOMEM;
+	iosys_map_set_vaddr(map, vaddr);
+	return 0;
+}
+
+/* The kernel mapping lives as long as the BO: nothing to undo. */
+static void mcp_dmabuf_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
+{
+}
+
+static const struct dma_buf_ops mcp_dmabuf_ops = {
+	.map_dma_buf = mcp_dmabuf_map,
+	.unmap_dma_buf = mcp_dmabuf_unmap,
+	.release = mcp_dmabuf_release,
+	.mmap = mcp_dmabuf_mmap,
+	.vmap = mcp_dmabuf_vmap,
+	.vunmap = mcp_dmabuf_vunmap,
+};
+
+/**
+ * mcp_bo_export() - a new dma-buf of a kernel BO
+ * @bo:		the BO; the dma-buf takes a reference of its own
+ *
+ * Return: the dma-buf (its file not installed), or an ERR_PTR: -EINVAL
+ * for a BO that is not a kernel BO.
+ */
+struct dma_buf *mcp_bo_export(struct mcp_bo *bo)
+{
+	DEFINE_DMA_BUF_EXPORT_INFO(info);
+	struct dma_buf *dmabuf;
+
+	if (bo->kind != MCP_BO_KIND_KERNEL)
+		return ERR_PTR(-EINVAL);
+
+	info.ops = &mcp_dmabuf_ops;
+	info.size = bo->length;
+	info.flags = O_RDWR;
+	info.priv = bo;
+	mcp_bo_get(bo);
+	dmabuf = dma_buf_export(&info);
+	if (IS_ERR(dmabuf)) {
+		mcp_bo_put(bo);
+		return dmabuf;
+	}
+	mcp_counter_inc(MCP_CTR_BO_EXPORTS);
+	return dmabuf;
+}
