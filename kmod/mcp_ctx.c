@@ -56,7 +56,7 @@ void mcp_ctx_destroy(struct mcp_ctx *ctx)
 	struct mcp_bo *bo;
 	unsigned long handle;
 
-	/* mcp_dma_ctx_fini(ctx) goes here once mcp_dma.c exists. */
+	mcp_dma_ctx_fini(ctx);
 
 	/* Nobody else can reach the table now; reserved slots hold no BO. */
 	xa_for_each(&ctx->bos, handle, bo)
@@ -392,6 +392,19 @@ static const struct mcp_ioctl_desc mcp_bo_destroy_desc = {
 	.handler = mcp_ioctl_bo_destroy,
 };
 
+static const struct mcp_ioctl_desc mcp_engine_info_desc = {
+	.ksize = sizeof(struct mcp_engine_info),
+	.size_ver0 = MCP_ENGINE_INFO_SIZE_VER0,
+	.handler = mcp_ioctl_engine_info,
+};
+
+static const struct mcp_ioctl_desc mcp_dma_submit_desc = {
+	.ksize = sizeof(struct mcp_dma_submit),
+	.size_ver0 = MCP_DMA_SUBMIT_SIZE_VER0,
+	.handler = mcp_ioctl_dma_submit,
+	.publish = mcp_ioctl_dma_submit_publish,
+};
+
 /**
  * mcp_ctx_ioctl_desc() - the ioctls every context accepts
  * @cmd:	the ioctl number
@@ -413,6 +426,10 @@ const struct mcp_ioctl_desc *mcp_ctx_ioctl_desc(unsigned int cmd)
 		return &mcp_bo_import_desc;
 	case MCP_IOC_BO_DESTROY:
 		return &mcp_bo_destroy_desc;
+	case MCP_IOC_ENGINE_INFO:
+		return &mcp_engine_info_desc;
+	case MCP_IOC_DMA_SUBMIT:
+		return &mcp_dma_submit_desc;
 	default:
 		return NULL;
 	}

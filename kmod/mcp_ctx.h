@@ -106,4 +106,46 @@ void mcp_dma_ctx_fini(struct mcp_ctx *ctx);
 int mcp_dma_init(void);
 void mcp_dma_exit(void);
 
+/*
+ * DMA_SUBMIT's kernel argument carries the out-fence's sync_file, whose
+ * fd is installed by the publish hook once the fd number reached the
+ * caller; NULL for synchronous jobs.
+ */
+struct mcp_dma_submit_karg {
+	struct mcp_dma_submit arg;
+	struct file *out_file;
+};
+
+void mcp_ioctl_dma_submit_publish(void *karg, bool copied);
+
+/**
+ * struct mcp_dma_knobs - coalescing and time-out settings of a context
+ * @wc_depth:		jobs queued before they are handed to the engine
+ *			together; 1: each at once
+ * @wc_timeout_us:	longest a queued job waits for the others
+ * @job_timeout_ms:	deadline of a job submitted without one
+ *
+ * One set per device (sysfs mcp/ of the PCI device) and one for the host
+ * context (/sys/class/misc/mcp/dma/); read at each submission.
+ */
+struct mcp_dma_knobs {
+	u32 wc_depth;
+	u32 wc_timeout_us;
+	u32 job_timeout_ms;
+};
+
+enum mcp_dma_knob {
+	MCP_DMA_KNOB_WC_DEPTH,
+	MCP_DMA_KNOB_WC_TIMEOUT_US,
+	MCP_DMA_KNOB_JOB_TIMEOUT_MS,
+};
+
+extern struct mcp_dma_knobs mcp_host_dma_knobs;
+void mcp_dma_knobs_init(struct mcp_dma_knobs *knobs);
+/* sysfs show and store of one knob; store validates the range. */
+ssize_t mcp_dma_knob_show(const struct mcp_dma_knobs *knobs,
+			  enum mcp_dma_knob knob, char *buf);
+int mcp_dma_knob_store(struct mcp_dma_knobs *knobs, enum mcp_dma_knob knob,
+		       const char *buf);
+
 #endif /* _MCP_CTX_H */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * MCP (Model Control Protocol): /sys/kernel/debug/mcp/, the module's
- * counters.  Documented in Documentation/ABI/testing/debugfs-mcp.
+ * counters and the cpu DMA engine's fault injection (mcp_engine_cpu.c).
+ * Documented in Documentation/ABI/testing/debugfs-mcp.
  *
  * debugfs is optional: nothing here can fail module load, and the counters
  * are kept whether or not debugfs is there to show them.
@@ -11,6 +12,7 @@
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 
+#include "mcp_dma.h"
 #include "mcp_internal.h"
 
 atomic64_t mcp_counters[MCP_NR_COUNTERS];
@@ -36,6 +38,8 @@ static const char * const mcp_counter_names[] = {
 	[MCP_CTR_BO_MAPPINGS] = "bo_mappings",
 	[MCP_CTR_BO_EXPORTS] = "bo_exports",
 	[MCP_CTR_BO_IMPORTS] = "bo_imports",
+	[MCP_CTR_DMA_JOBS_IN_FLIGHT] = "dma_jobs_in_flight",
+	[MCP_CTR_DMA_JOBS_TOTAL] = "dma_jobs_total",
 };
 
 static_assert(ARRAY_SIZE(mcp_counter_names) == MCP_NR_COUNTERS);
@@ -58,6 +62,7 @@ void mcp_debugfs_init(void)
 	mcp_debugfs_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file("counters", 0444, mcp_debugfs_dir, NULL,
 			    &mcp_counters_fops);
+	mcp_engine_cpu_debugfs_init(mcp_debugfs_dir);
 }
 
 void mcp_debugfs_exit(void)

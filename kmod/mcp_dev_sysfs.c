@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * MCP (Model Control Protocol): read-only sysfs attributes of each PCI
- * device bound to mcp.ko, in /sys/bus/pci/devices/<address>/mcp/.
+ * MCP (Model Control Protocol): sysfs attributes of each PCI device bound
+ * to mcp.ko, in /sys/bus/pci/devices/<address>/mcp/: read-only state and
+ * the root-writable DMA knobs of the device's contexts.
  * Documented in Documentation/ABI/testing/sysfs-bus-pci-drivers-mcp.
  *
  * The driver core adds the group after probe and removes it before
@@ -117,6 +118,30 @@ static ssize_t open_count_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(open_count);
 
+/* The DMA knobs of the device's contexts (Documentation/dma.rst). */
+#define MCP_DEV_DMA_KNOB_ATTR(_name, _knob)				\
+static const enum mcp_dma_knob _name##_knob = _knob;			\
+static ssize_t _name##_show(struct device *dev,				\
+			    struct device_attribute *attr, char *buf)	\
+{									\
+	return mcp_dma_knob_show(&mcp_sysfs_dev(dev)->dma_knobs,	\
+				 _name##_knob, buf);			\
+}									\
+static ssize_t _name##_store(struct device *dev,			\
+			     struct device_attribute *attr,		\
+			     const char *buf, size_t count)		\
+{									\
+	int ret = mcp_dma_knob_store(&mcp_sysfs_dev(dev)->dma_knobs,	\
+				     _name##_knob, buf);		\
+									\
+	return ret ? ret : count;					\
+}									\
+static DEVICE_ATTR_RW(_name)
+
+MCP_DEV_DMA_KNOB_ATTR(wc_depth, MCP_DMA_KNOB_WC_DEPTH);
+MCP_DEV_DMA_KNOB_ATTR(wc_timeout_us, MCP_DMA_KNOB_WC_TIMEOUT_US);
+MCP_DEV_DMA_KNOB_ATTR(job_timeout_ms, MCP_DMA_KNOB_JOB_TIMEOUT_MS);
+
 static struct attribute *mcp_dev_sysfs_attrs[] = {
 	&dev_attr_index.attr,
 	&dev_attr_backend.attr,
@@ -127,6 +152,9 @@ static struct attribute *mcp_dev_sysfs_attrs[] = {
 	&dev_attr_link_degraded.attr,
 	&dev_attr_wc_test.attr,
 	&dev_attr_open_count.attr,
+	&dev_attr_wc_depth.attr,
+	&dev_attr_wc_timeout_us.attr,
+	&dev_attr_job_timeout_ms.attr,
 	NULL
 };
 

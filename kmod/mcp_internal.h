@@ -22,9 +22,15 @@
  *   mcp_devs		the device registry's xarray spinlock (mcp_pci.c);
  *			taken alone
  *
- * mcp_place.h and mcp_pci.h have the details.  The counters are atomic64_t
- * and need no lock.  New locks are added to this list in the order they
- * nest.
+ *   dma_fence.lock	an in-fence's, around its callbacks (mcp_dma.c)
+ *     mcp_dma_ctx.lock	spinlock, irq-safe: a context's DMA job queue;
+ *			nothing sleeps under it
+ *     DMA engine locks	spinlocks, irq-safe (mcp_engine_*.c): an engine's
+ *			queue; never under mcp_dma_ctx.lock
+ *
+ * mcp_place.h, mcp_pci.h and mcp_dma.h have the details.  The counters
+ * are atomic64_t and need no lock.  New locks are added to this list in
+ * the order they nest.
  */
 #ifndef _MCP_INTERNAL_H
 #define _MCP_INTERNAL_H
@@ -42,7 +48,8 @@
 /* MCP_FEAT_* bits this build implements. */
 #define MCP_FEATURES		(MCP_FEAT_VERSION | MCP_FEAT_TOPOLOGY | \
 				 MCP_FEAT_EVENTS | MCP_FEAT_PLACE | \
-				 MCP_FEAT_DEVICES | MCP_FEAT_BUFFERS)
+				 MCP_FEAT_DEVICES | MCP_FEAT_BUFFERS | \
+				 MCP_FEAT_DMA)
 
 /*
  * Counters shown in /sys/kernel/debug/mcp/counters.  To add one, add an
@@ -68,6 +75,8 @@ enum mcp_counter {
 	MCP_CTR_BO_MAPPINGS,	/* VMAs mapping a BO */
 	MCP_CTR_BO_EXPORTS,	/* live dma-bufs exported from BOs */
 	MCP_CTR_BO_IMPORTS,	/* imported dma-bufs held by BOs */
+	MCP_CTR_DMA_JOBS_IN_FLIGHT, /* DMA jobs submitted, not finished */
+	MCP_CTR_DMA_JOBS_TOTAL,	/* DMA jobs submitted since load */
 	MCP_NR_COUNTERS
 };
 

@@ -46,6 +46,8 @@ union mcp_ioctl_arg {
 	struct mcp_bo_export_karg bo_export;
 	struct mcp_bo_import_karg bo_import;
 	struct mcp_bo_destroy bo_destroy;
+	struct mcp_engine_info engine_info;
+	struct mcp_dma_submit_karg dma_submit;
 };
 
 /* mcp_ioctl_call() relies on "size" coming first in every argument. */
@@ -65,6 +67,8 @@ static_assert(offsetof(struct mcp_bo_info, size) == 0);
 static_assert(offsetof(struct mcp_bo_export_karg, arg.size) == 0);
 static_assert(offsetof(struct mcp_bo_import_karg, arg.size) == 0);
 static_assert(offsetof(struct mcp_bo_destroy, size) == 0);
+static_assert(offsetof(struct mcp_engine_info, size) == 0);
+static_assert(offsetof(struct mcp_dma_submit_karg, arg.size) == 0);
 static_assert(sizeof(struct mcp_version) >= MCP_VERSION_SIZE_VER0);
 static_assert(sizeof(struct mcp_topology) >= MCP_TOPOLOGY_SIZE_VER0);
 static_assert(sizeof(struct mcp_place) >= MCP_PLACE_SIZE_VER0);
@@ -81,6 +85,8 @@ static_assert(sizeof(struct mcp_bo_info) >= MCP_BO_INFO_SIZE_VER0);
 static_assert(sizeof(struct mcp_bo_export) >= MCP_BO_EXPORT_SIZE_VER0);
 static_assert(sizeof(struct mcp_bo_import) >= MCP_BO_IMPORT_SIZE_VER0);
 static_assert(sizeof(struct mcp_bo_destroy) >= MCP_BO_DESTROY_SIZE_VER0);
+static_assert(sizeof(struct mcp_engine_info) >= MCP_ENGINE_INFO_SIZE_VER0);
+static_assert(sizeof(struct mcp_dma_submit) >= MCP_DMA_SUBMIT_SIZE_VER0);
 static_assert(sizeof(union mcp_ioctl_arg) <= MCP_ARG_SIZE_MAX);
 
 /* Every /dev/mcp file is a host context (mcp_ctx.h). */
@@ -300,10 +306,16 @@ static int __init mcp_init(void)
 		goto err_netlink_exit;
 	}
 
+	ret = mcp_dma_init();
+	if (ret) {
+		pr_err("cannot start the DMA engines: %d\n", ret);
+		goto err_place_exit;
+	}
+
 	ret = misc_register(&mcp_miscdev);
 	if (ret) {
 		pr_err("cannot register /dev/%s: %d\n", MCP_DEVICE_NAME, ret);
-		goto err_place_exit;
+		goto err_dma_exit;
 	}
 
 	ret = mcp_pci_init();
@@ -318,6 +330,8 @@ static int __init mcp_init(void)
 
 err_misc_deregister:
 	misc_deregister(&mcp_miscdev);
+err_dma_exit:
+	mcp_dma_exit();
 err_place_exit:
 	mcp_place_exit();
 err_netlink_exit:
@@ -331,6 +345,7 @@ static void __exit mcp_exit(void)
 {
 	mcp_pci_exit();
 	misc_deregister(&mcp_miscdev);
+	mcp_dma_exit();
 	mcp_place_exit();
 	mcp_netlink_exit();
 	mcp_debugfs_exit();

@@ -419,6 +419,7 @@ static int mcp_pci_probe(struct pci_dev *pdev,
 	kref_init(&mdev->ref);
 	mutex_init(&mdev->lock);
 	atomic_set(&mdev->open_count, 0);
+	mcp_dma_knobs_init(&mdev->dma_knobs);
 	mdev->pdev = pci_dev_get(pdev);
 	mdev->backend = mcp_backend_for(pdev);
 

@@ -38,7 +38,10 @@
 
 #include <linux/mcp.h>
 
+#include "mcp_ctx.h"
+
 struct mcp_dev;
+struct mcp_engine;
 
 /**
  * struct mcp_backend - code for one family of devices
@@ -49,9 +52,10 @@ struct mcp_dev;
  * @wc_safe_bars:	BIT(n): BAR n may be mapped write-combining even
  *			though it is not prefetchable
  * @probe:		after enable, DMA mask and bus mastering, before
- *			interrupts; may use pcim_* resources; optional
+ *			interrupts; may use pcim_* resources and create the
+ *			device's DMA engine (mcp_dev.engine); optional
  * @remove:		after bus mastering is off and interrupts are
- *			freed; optional
+ *			freed; destroys the DMA engine; optional
  * @reset_done:		re-initialise the device after a function reset;
  *			optional
  * @irq_ack:		hard-irq context: acknowledge the device's interrupt
@@ -112,6 +116,9 @@ struct mcp_irq {
  * @dma_mask:	mask the backend set, 0 when none could be set
  * @wc_test:	enum mcp_wc_test, decided at probe
  * @open_count:	open device fds
+ * @engine:	the backend's DMA engine (MCP_ENGINE_DEVICE), NULL when it
+ *		has none; set by its probe, cleared by its remove
+ * @dma_knobs:	coalescing and job time-out knobs (sysfs mcp/)
  */
 struct mcp_dev {
 	struct kref ref;
@@ -129,6 +136,8 @@ struct mcp_dev {
 	u64 dma_mask;
 	u32 wc_test;
 	atomic_t open_count;
+	struct mcp_engine *engine;
+	struct mcp_dma_knobs dma_knobs;
 };
 
 /* mcp_pci.c */

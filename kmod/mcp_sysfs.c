@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * MCP (Model Control Protocol): read-only sysfs attributes of the misc
- * device, /sys/class/misc/mcp/.  Documented in
+ * MCP (Model Control Protocol): sysfs attributes of the misc device,
+ * /sys/class/misc/mcp/: read-only state, and in dma/ the root-writable
+ * DMA knobs of the host contexts (/dev/mcp fds).  Documented in
  * Documentation/ABI/testing/sysfs-class-misc-mcp.
  */
 
 #include <linux/device.h>
 #include <linux/sysfs.h>
 
+#include "mcp_ctx.h"
 #include "mcp_internal.h"
 
 static ssize_t abi_version_show(struct device *dev,
@@ -42,8 +44,43 @@ static const struct attribute_group mcp_sysfs_group = {
 	.attrs = mcp_sysfs_attrs,
 };
 
+#define MCP_HOST_DMA_KNOB_ATTR(_name, _knob)				\
+static const enum mcp_dma_knob _name##_knob = _knob;			\
+static ssize_t _name##_show(struct device *dev,				\
+			    struct device_attribute *attr, char *buf)	\
+{									\
+	return mcp_dma_knob_show(&mcp_host_dma_knobs, _name##_knob, buf);\
+}									\
+static ssize_t _name##_store(struct device *dev,			\
+			     struct device_attribute *attr,		\
+			     const char *buf, size_t count)		\
+{									\
+	int ret = mcp_dma_knob_store(&mcp_host_dma_knobs,		\
+				     _name##_knob, buf);		\
+									\
+	return ret ? ret : count;					\
+}									\
+static DEVICE_ATTR_RW(_name)
+
+MCP_HOST_DMA_KNOB_ATTR(wc_depth, MCP_DMA_KNOB_WC_DEPTH);
+MCP_HOST_DMA_KNOB_ATTR(wc_timeout_us, MCP_DMA_KNOB_WC_TIMEOUT_US);
+MCP_HOST_DMA_KNOB_ATTR(job_timeout_ms, MCP_DMA_KNOB_JOB_TIMEOUT_MS);
+
+static struct attribute *mcp_dma_attrs[] = {
+	&dev_attr_wc_depth.attr,
+	&dev_attr_wc_timeout_us.attr,
+	&dev_attr_job_timeout_ms.attr,
+	NULL
+};
+
+static const struct attribute_group mcp_dma_group = {
+	.name = "dma",
+	.attrs = mcp_dma_attrs,
+};
+
 const struct attribute_group *mcp_sysfs_groups[] = {
 	&mcp_sysfs_group,
+	&mcp_dma_group,
 	&mcp_place_attr_group,
 	NULL
 };

@@ -5,6 +5,12 @@
  * mcp:mcp_place fires on every placement decision, applied or not (dry
  * runs, sticky and unchanged results included), by the ioctl and by the
  * rebalancer.  Documented in Documentation/placement.rst.
+ *
+ * mcp:mcp_dma_submit and mcp:mcp_dma_done fire when a DMA job is
+ * submitted and when it finishes, successfully or not; dev is the
+ * context's device index, -1 for the host context.  Times are
+ * ktime_get_ns(); start_ns is 0 for a job that never started.
+ * Documented in Documentation/dma.rst.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM mcp
@@ -39,6 +45,52 @@ TRACE_EVENT(mcp_place,
 		      __entry->pid, __entry->from_node, __entry->to_node,
 		      __entry->home_node, __entry->home_source,
 		      __entry->reason, __entry->origin, __entry->flags)
+);
+
+TRACE_EVENT(mcp_dma_submit,
+	    TP_PROTO(int dev, u32 engine, u64 seqno, u64 length,
+		     u64 submit_ns),
+	    TP_ARGS(dev, engine, seqno, length, submit_ns),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, engine)
+			     __field(u64, seqno)
+			     __field(u64, length)
+			     __field(u64, submit_ns)),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->engine = engine;
+			   __entry->seqno = seqno;
+			   __entry->length = length;
+			   __entry->submit_ns = submit_ns;),
+	    TP_printk("dev=%d engine=%u seqno=%llu length=%llu submit_ns=%llu",
+		      __entry->dev, __entry->engine, __entry->seqno,
+		      __entry->length, __entry->submit_ns)
+);
+
+TRACE_EVENT(mcp_dma_done,
+	    TP_PROTO(int dev, u32 engine, u64 seqno, u64 length, int error,
+		     u64 submit_ns, u64 start_ns, u64 done_ns),
+	    TP_ARGS(dev, engine, seqno, length, error, submit_ns, start_ns,
+		    done_ns),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, engine)
+			     __field(u64, seqno)
+			     __field(u64, length)
+			     __field(int, error)
+			     __field(u64, submit_ns)
+			     __field(u64, start_ns)
+			     __field(u64, done_ns)),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->engine = engine;
+			   __entry->seqno = seqno;
+			   __entry->length = length;
+			   __entry->error = error;
+			   __entry->submit_ns = submit_ns;
+			   __entry->start_ns = start_ns;
+			   __entry->done_ns = done_ns;),
+	    TP_printk("dev=%d engine=%u seqno=%llu length=%llu error=%d submit_ns=%llu start_ns=%llu done_ns=%llu",
+		      __entry->dev, __entry->engine, __entry->seqno,
+		      __entry->length, __entry->error, __entry->submit_ns,
+		      __entry->start_ns, __entry->done_ns)
 );
 
 #endif /* _MCP_TRACE_H */
