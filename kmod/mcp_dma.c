@@ -139,20 +139,16 @@ ssize_t mcp_dma_knob_show(const struct mcp_dma_knobs *knobs,
 	return val ? sysfs_emit(buf, "%u\n", READ_ONCE(*val)) : -EINVAL;
 }
 
-/* Every knob is 1 .. its maximum. */
+/* Every knob is 1 .. its maximum; anything else is -EINVAL, kept. */
 int mcp_dma_knob_store(struct mcp_dma_knobs *knobs, enum mcp_dma_knob knob,
 		       const char *buf)
 {
 	u32 max, val, *knobp = mcp_dma_knob(knobs, knob, &max);
-	int ret;
 
 	if (!knobp)
 		return -EINVAL;
-	ret = kstrtou32(buf, 0, &val);
-	if (ret)
-		return ret;
-	if (val < 1 || val > max)
-		return -ERANGE;
+	if (kstrtou32(buf, 0, &val) || val < 1 || val > max)
+		return -EINVAL;
 	WRITE_ONCE(*knobp, val);
 	return 0;
 }

@@ -177,6 +177,10 @@ const char *mcp_feature_name(uint64_t feature)
 		return "place";
 	case MCP_FEATURE_DEVICES:
 		return "devices";
+	case MCP_FEATURE_BUFFERS:
+		return "buffers";
+	case MCP_FEATURE_DMA:
+		return "dma";
 	default:
 		return nullptr;
 	}
@@ -596,4 +600,14 @@ const char *mcp_strerror_last(void)
 int mcp::detail::c_api_fail(int errnum, const char *msg) noexcept
 {
 	return fail(errnum, msg);
+}
+
+const mcp::Device &mcp::detail::c_api_device(const struct mcp_device *dev) noexcept
+{
+	return dev->dev;
+}
+
+const mcp::Accelerator &mcp::detail::c_api_accel(const struct mcp_accel *accel) noexcept
+{
+	return accel->accel;
 }

@@ -67,6 +67,9 @@ std::string events_error_message(int errnum, std::string_view what);
 
 // c_api.cpp: records @msg for mcp_strerror_last(); returns -@errnum.
 int c_api_fail(int errnum, const char *msg) noexcept;
+// c_api.cpp: the C++ objects behind the C handles (not NULL).
+const Device &c_api_device(const struct mcp_device *dev) noexcept;
+const Accelerator &c_api_accel(const struct mcp_accel *accel) noexcept;
 
 // Builds a Topology from the arrays MCP_IOC_GET_TOPOLOGY filled:
 // @nodes (nr_nodes entries), @cpumasks (nr_nodes rows of @cpu_words words),

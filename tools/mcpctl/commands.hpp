@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
+#include <span>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -120,6 +122,95 @@ nlohmann::ordered_json host_links_json(const std::vector<mcp::HostPciLink> &link
 // first word at BAR offset @offset.
 std::string format_bar_dump(std::uint64_t offset, const std::vector<std::uint32_t> &words);
 
+// ---- buffers and DMA (bo.cpp, dma.cpp) ----
+Command add_bo_command(CLI::App &app);
+Command add_dma_command(CLI::App &app);
+
+// The DEV of bo and dma: a device (index or PCI address) or the word
+// "host" for the host context of /dev/mcp.
+struct ContextArg {
+	bool host = false;
+	DevArg dev;
+};
+// Throws mcp::Error(EINVAL) with a sentence.
+ContextArg parse_context_arg(std::string_view text);
+// An open DMA context and what it came from (the Accelerator stays open).
+struct OpenContext {
+	mcp::Device device;
+	mcp::Accelerator accel;	// not open for the host context
+	mcp::Dma dma;
+};
+OpenContext open_context(const ContextArg &arg);
+// "64K,1M,64M" -> bytes (parse_size of each); throws mcp::Error(EINVAL).
+std::vector<std::uint64_t> parse_size_list(std::string_view text);
+// "64 KiB", "1 MiB", "100 bytes" (exact units), "1.5 MiB" otherwise.
+std::string bytes_text(std::uint64_t bytes);
+
+// The pattern dma copy writes and checks: byte i of a buffer filled with
+// @seed is a function of (i, seed) that differs between neighbours.
+void fill_pattern(std::span<std::byte> bytes, std::uint64_t seed) noexcept;
+// The offset of the first byte that differs from the pattern, or nullopt.
+std::optional<std::size_t> check_pattern(std::span<const std::byte> bytes,
+					 std::uint64_t seed) noexcept;
+
+// Pages of a mapping counted per NUMA node (move_pages(2) query).
+struct PagePlacement {
+	bool verified = false;		// move_pages saw the pages
+	std::string error;		// why not, when !verified
+	std::uint64_t pages = 0;	// pages asked about
+	std::vector<std::uint64_t> pages_per_node;	// index = node id
+};
+// Queries at most @max_pages pages of @bytes spread evenly.
+PagePlacement query_placement(std::span<const std::byte> bytes, unsigned max_pages = 4096);
+
+// `mcpctl bo create|pin`: a fresh buffer's info and where its pages are.
+struct BoReport {
+	std::string context;	// "host" or a PCI address
+	mcp::BufferInfo info;
+	std::optional<int> node_asked;
+	PagePlacement placement;
+};
+std::string format_bo_text(const BoReport &r);
+// The schema is documented in Documentation/mcpctl.rst.
+nlohmann::ordered_json bo_json(const BoReport &r);
+
+// `mcpctl dma engines`
+std::string format_engines_text(std::string_view context, const std::vector<mcp::EngineInfo> &engines);
+nlohmann::ordered_json engines_json(std::string_view context, const std::vector<mcp::EngineInfo> &engines);
+
+// `mcpctl dma copy`: one verified copy.
+struct CopyReport {
+	std::string context;
+	std::string engine;
+	std::uint64_t bytes = 0;
+	std::uint64_t ns = 0;		// submit to completion, synchronous
+	bool verified = false;		// destination matches the source
+	std::optional<std::size_t> mismatch_at;
+};
+// Bytes per second of @bytes in @ns; 0 when @ns is 0.
+double throughput_bps(std::uint64_t bytes, std::uint64_t ns) noexcept;
+std::string format_copy_text(const CopyReport &r);
+nlohmann::ordered_json copy_json(const CopyReport &r);
+
+// `mcpctl dma bench`: throughput per size, and zero-length jobs/s.
+struct DmaBenchRow {
+	std::uint64_t bytes = 0;
+	std::uint64_t engine_ns = 0;	// best copy through the engine
+	std::uint64_t memcpy_ns = 0;	// best userspace memcpy, same buffers
+};
+struct DmaBenchReport {
+	std::string context;
+	std::string engine;
+	unsigned reps = 0;
+	std::vector<DmaBenchRow> rows;
+	unsigned jobs = 0;		// zero-length jobs per mode
+	std::uint64_t sync_ns = 0;	// all of them, one at a time
+	std::uint64_t async_ns = 0;	// all submitted, then all waited for
+	std::uint32_t wc_depth = 0;	// coalescing in force
+};
+std::string format_dma_bench_text(const DmaBenchReport &r);
+nlohmann::ordered_json dma_bench_json(const DmaBenchReport &r);
+
 // ---- trace (trace.cpp) ----
 Command add_trace_command(CLI::App &app);
 enum class TraceGroup { sched, cache, mcp };
@@ -167,6 +258,17 @@ std::string format_top_text(const TopFrame &f, TopSort sort, std::size_t rows, b
 // The schema is documented in Documentation/observability.rst.
 nlohmann::ordered_json top_json(const TopFrame &f, TopSort sort, std::size_t rows,
 				std::string_view time);
+
+// ---- pool (pool.cpp) ----
+Command add_pool_command(CLI::App &app);
+// FNV-1a 64 of @bytes: what attach prints so that both ends can compare.
+std::uint64_t tensor_checksum(std::span<const std::byte> bytes) noexcept;
+// Up to @max bytes as text, '.' for anything not printable (and for '"', '\\').
+std::string printable_head(std::span<const std::byte> bytes, std::size_t max);
+nlohmann::ordered_json tensor_json(const mcp::Tensor &t, std::span<const std::byte> bytes);
+std::string format_pool_stat_text(std::string_view path, const mcp::PoolStat &s);
+// The schema is documented in Documentation/tensor-pool.rst.
+nlohmann::ordered_json pool_stat_json(std::string_view path, const mcp::PoolStat &s);
 
 } // namespace mcpctl
 

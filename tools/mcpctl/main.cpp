@@ -37,6 +37,8 @@ int main(int argc, char **argv)
 		add_dev_command(app),
 		add_bar_command(app),
 		add_irq_command(app),
+		add_bo_command(app),
+		add_dma_command(app),
 		add_trace_command(app),
 		add_top_command(app),
 	};

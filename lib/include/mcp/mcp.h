@@ -738,5 +738,7 @@ MCP_EXPORT const char *mcp_place_origin_name(uint32_t origin);
 
 /* The eBPF tracers (Documentation/observability.rst). */
 #include <mcp/trace.h>
+/* Buffers, DMA and fences (Documentation/libmcp.rst). */
+#include <mcp/dma.h>
 
 #endif /* MCP_MCP_H */

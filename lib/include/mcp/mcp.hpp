@@ -663,5 +663,7 @@ MCP_EXPORT std::vector<HostPciLink> scan_pci_links(const std::string &sysfs_root
 
 // The eBPF tracers (Documentation/observability.rst).
 #include <mcp/trace.hpp>
+// Buffers, DMA and fences (Documentation/libmcp.rst).
+#include <mcp/dma.hpp>
 
 #endif // MCP_MCP_HPP
