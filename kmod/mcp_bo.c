@@ -65,32 +65,35 @@ static bool mcp_bo_dev_direct(struct device *dev)
 	return !device_iommu_mapped(dev) && !is_swiotlb_active(dev);
 }
 
+/* @dev, NULL for none, addresses @size bytes at @page by itself. */
+static bool mcp_bo_reachable(struct device *dev, struct page *page,
+			     size_t size)
+{
+	return !dev || !mcp_bo_dev_direct(dev) ||
+	       dma_capable(dev, phys_to_dma(dev, page_to_phys(page)), size,
+			   true);
+}
+
 /*
  * -EIO when a page of @bo lies beyond what its device can address: mapping
  * it would fail (with a warning) or, worse, reach the wrong memory.
  */
 static int mcp_bo_check_reach(struct mcp_bo *bo)
 {
-	struct device *dev = mcp_bo_dev(bo);
 	unsigned long i;
 
-	if (!mcp_bo_dev_direct(dev))
-		return 0;
-	for (i = 0; i < bo->npages; i++) {
-		phys_addr_t phys = page_to_phys(bo->pages[i]);
-
-		if (!dma_capable(dev, phys_to_dma(dev, phys), PAGE_SIZE, true))
+	for (i = 0; i < bo->npages; i++)
+		if (!mcp_bo_reachable(mcp_bo_dev(bo), bo->pages[i], PAGE_SIZE))
 			return -EIO;
-	}
 	return 0;
 }
 
-/* Memory zone a direct-mapped device with a narrow DMA mask needs. */
+/* Memory zone a direct-mapped device with a narrow DMA mask needs first. */
 static gfp_t mcp_bo_dev_zone(struct device *dev)
 {
 	u64 mask = dma_get_mask(dev);
 
-	if (!mcp_bo_dev_direct(dev))
+	if (!mcp_bo_dev_direct(dev) || !dma_addressing_limited(dev))
 		return 0;
 	if (mask <= DMA_BIT_MASK(24))
 		return GFP_DMA;
@@ -205,23 +208,53 @@ static void mcp_bo_free_pages(struct page **pages, unsigned long npages)
 }
 
 /*
- * Zeroed pages on @node only, in @zone; order 9 pieces split into 4 KiB
- * pages.  GFP_USER, not GFP_HIGHUSER: highmem does not mix with a zone.
+ * One piece of a BO on @node that @dev (NULL: none) reaches: from the zone
+ * its mask calls for, else, as dma-direct does for a mask between 24 and
+ * 32 bits, from ZONE_DMA.
  */
-static int mcp_bo_alloc_pages(struct mcp_bo *bo, int node, gfp_t zone,
-			      bool huge)
+static struct page *mcp_bo_alloc_piece(struct device *dev, int node,
+				       gfp_t gfp, unsigned int order)
 {
-	gfp_t gfp = GFP_USER | zone | __GFP_ZERO | __GFP_THISNODE |
-		    __GFP_ACCOUNT | __GFP_NOWARN | __GFP_RETRY_MAYFAIL;
+	size_t size = PAGE_SIZE << order;
+	struct page *page;
+
+	page = alloc_pages_node(node, gfp, order);
+	if (!page || mcp_bo_reachable(dev, page, size))
+		return page;
+	__free_pages(page, order);
+	if (gfp & GFP_DMA)
+		return NULL;
+
+	page = alloc_pages_node(node, (gfp & ~GFP_DMA32) | GFP_DMA, order);
+	if (!page || mcp_bo_reachable(dev, page, size))
+		return page;
+	__free_pages(page, order);
+	return NULL;
+}
+
+/*
+ * Zeroed pages on @node only (NUMA_NO_NODE: any, the caller's first), that
+ * @dev (NULL: none) reaches; order 9 pieces split into 4 KiB pages.
+ * GFP_USER, not GFP_HIGHUSER: highmem does not mix with a zone.
+ */
+static int mcp_bo_alloc_pages(struct mcp_bo *bo, struct device *dev,
+			      int node, bool huge)
+{
+	gfp_t gfp = GFP_USER | __GFP_ZERO | __GFP_ACCOUNT | __GFP_NOWARN |
+		    __GFP_RETRY_MAYFAIL;
 	unsigned int order = huge ? MCP_BO_HUGE_ORDER : 0;
 	unsigned long i, j, step = 1UL << order;
 	struct page *page;
 
+	if (node != NUMA_NO_NODE)
+		gfp |= __GFP_THISNODE;
+	if (dev)
+		gfp |= mcp_bo_dev_zone(dev);
 	if (huge)
 		gfp = (gfp & ~__GFP_RETRY_MAYFAIL) | __GFP_NORETRY;
 
 	for (i = 0; i < bo->npages; i += step) {
-		page = alloc_pages_node(node, gfp, order);
+		page = mcp_bo_alloc_piece(dev, node, gfp, order);
 		if (!page)
 			goto err_free_pages;
 		if (order)
@@ -272,7 +305,7 @@ static void mcp_bo_free_coherent(struct mcp_bo *bo)
  * @mdev:	the context's device, NULL on the host context
  * @length:	bytes, a multiple of PAGE_SIZE (of 2 MiB with MCP_BO_HUGEPAGE)
  * @flags:	MCP_BO_*, checked by the caller
- * @node:	an online node for the pages
+ * @node:	an online node for the pages; NUMA_NO_NODE: any
  *
  * Return: the BO with one reference, or an ERR_PTR: -ENOMEM when @node
  * has not the memory (or no free 2 MiB pages, or none the device can
@@ -305,17 +338,13 @@ struct mcp_bo *mcp_bo_create_kernel(struct mcp_dev *mdev, u64 length,
 		return bo;
 	}
 
-	ret = mcp_bo_alloc_pages(bo, node,
-				 mdev ? mcp_bo_dev_zone(mcp_bo_dev(bo)) : 0,
+	ret = mcp_bo_alloc_pages(bo, mdev ? mcp_bo_dev(bo) : NULL, node,
 				 flags & MCP_BO_HUGEPAGE);
 	if (ret)
 		goto err_free_bo;
-	bo->node = node;
+	bo->node = mcp_bo_pages_node(bo);
 	if (mdev) {
 		ret = mcp_bo_dma_map_pages(bo);
-		/* Memory of the right zone the device still cannot reach. */
-		if (ret == -EIO)
-			ret = -ENOMEM;
 		if (ret)
 			goto err_free_pages;
 	}

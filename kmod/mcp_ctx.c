@@ -143,11 +143,11 @@ static int mcp_ioctl_bo_create(struct file *file, void *karg)
 		node = arg->node;
 		if (node < 0 || node >= MAX_NUMNODES || !node_online(node))
 			return -EINVAL;
+	} else if (ctx->mdev) {
+		/* NUMA_NO_NODE: a device of no node takes memory anywhere. */
+		node = dev_to_node(&ctx->mdev->pdev->dev);
 	} else {
-		node = ctx->mdev ? dev_to_node(&ctx->mdev->pdev->dev) :
-				   NUMA_NO_NODE;
-		if (node == NUMA_NO_NODE)
-			node = numa_mem_id();
+		node = numa_mem_id();
 	}
 
 	ret = mcp_ctx_check_dev(ctx);
