@@ -22,6 +22,12 @@
  *   mcp_devs		the device registry's xarray spinlock (mcp_pci.c);
  *			taken alone
  *
+ *   mcp_ctx.lock	mutex (mcp_ctx.h): a context's handle table; never
+ *			held across copy_to_user() or a wait for a job
+ *     mcp_bo.lock	mutex (mcp_bo.h): a BO's kernel mapping; an imported
+ *			BO's (a class of its own) is held across
+ *			dma_buf_vmap(), which may take an exported BO's
+ *
  *   dma_fence.lock	an in-fence's, around its callbacks (mcp_dma.c)
  *     mcp_dma_ctx.lock	spinlock, irq-safe: a context's DMA job queue;
  *			nothing sleeps under it

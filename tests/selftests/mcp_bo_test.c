@@ -1335,6 +1335,89 @@ TEST_F(bo, threads_create_destroy_one_fd)
 	EXPECT_TRUE(counters_zero(_metadata));
 }
 
+/*
+ * Unbinding the device with BOs of every kind alive on its fd: the BOs and
+ * their mappings keep working (they are RAM), what would make a new BO
+ * is -ENODEV, and everything is freed when the fd goes
+ * (Documentation/buffers.rst, "Device removal").
+ */
+TEST_F_TIMEOUT(bo, unbind_with_live_bos, 120)
+{
+	size_t len = 4 * self->pg;
+	int host, dmabuf, exported, ret;
+	unsigned char *a, *c, *x, *mem;
+	struct mcp_bo_info info;
+	__u32 h, hc, hu = 0, hi = 0, hh, tmp;
+
+	if (!variant->device)
+		SKIP(return, "the host context has no device to remove");
+
+	ASSERT_EQ(0, bo_create(self->ctx, len, 0, 0, &h));
+	ASSERT_EQ(0, bo_create(self->ctx, len, MCP_BO_COHERENT, 0, &hc));
+	a = bo_map(self->ctx, h, len, 0);
+	c = bo_map(self->ctx, hc, len, 0);
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, c);
+	fill(a, len, 18);
+	fill(c, len, 19);
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, mem);
+	memset(mem, PAT8, len);
+	if (!self->narrow || user_below(mem, len, self->dma_mask))
+		ASSERT_EQ(0, bo_userptr(self->ctx, mem, len, MCP_BO_USERPTR_WRITE, &hu));
+	/* An import of a host context's export. */
+	host = mcp_open();
+	ASSERT_LE(0, host);
+	ASSERT_EQ(0, bo_create(host, len, 0, 0, &hh));
+	dmabuf = bo_export(host, hh);
+	ASSERT_LE(0, dmabuf);
+	ret = bo_import(self->ctx, dmabuf, &hi, NULL);
+	ASSERT_EQ(self->narrow ? -EIO : 0, ret);
+
+	ASSERT_EQ(0, mcp_pci_unbind(self->addr));
+	ASSERT_FALSE(mcp_pci_bound(self->addr));
+
+	/* The mappings were zapped with the BARs' and fault back in. */
+	EXPECT_TRUE(check(a, len, 18));
+	EXPECT_TRUE(check(c, len, 19));
+	fill(a, len, 20);
+	EXPECT_TRUE(check(a, len, 20));
+	/* Nothing new on a removed device ... */
+	EXPECT_EQ(-ENODEV, bo_create(self->ctx, len, 0, 0, &tmp));
+	EXPECT_EQ(-ENODEV, bo_userptr(self->ctx, mem, len, 0, &tmp));
+	EXPECT_EQ(-ENODEV, bo_import(self->ctx, dmabuf, &tmp, NULL));
+	/* ... but what is there can still be read out and shared. */
+	ASSERT_EQ(0, bo_info(self->ctx, h, &info));
+	EXPECT_EQ(len, info.length);
+	exported = bo_export(self->ctx, h);
+	ASSERT_LE(0, exported);
+	x = mmap(NULL, len, PROT_READ, MAP_SHARED, exported, 0);
+	ASSERT_NE(MAP_FAILED, x);
+	EXPECT_TRUE(check(x, len, 20));
+	munmap(x, len);
+	close(exported);
+	EXPECT_EQ(0, bo_destroy(self->ctx, hc));
+	if (hu)
+		EXPECT_EQ(0, bo_destroy(self->ctx, hu));
+	if (!ret)
+		EXPECT_EQ(0, bo_destroy(self->ctx, hi));
+
+	/* The fd and the mappings go: everything is freed. */
+	close(dmabuf);
+	close(host);
+	close(self->ctx);
+	self->ctx = -1;
+	munmap(a, len);
+	munmap(c, len);
+	munmap(mem, len);
+	EXPECT_TRUE(counters_zero(_metadata));
+	EXPECT_EQ(0, mcp_counter("device_files"));
+
+	/* Bound again for the tests after this one. */
+	EXPECT_EQ(0, mcp_pci_bind(self->addr));
+	EXPECT_LE(0, mcp_dev_ensure_listed(self->fd, self->addr, &(struct mcp_dev_info){ 0 }));
+}
+
 /* Everything at once, then closed: every counter back to zero. */
 TEST_F(bo, counters_back_to_zero_after_close)
 {

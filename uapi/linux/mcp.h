@@ -597,7 +597,8 @@ struct mcp_irq_unmask {
  * @length:	in: bytes, 1 .. MCP_BO_MAX_LENGTH, rounded up to a page
  *		(to 2 MiB with MCP_BO_HUGEPAGE)
  * @node:	in: with MCP_BO_NODE, an online NUMA node; otherwise the
- *		device's node, or the caller's on the host context
+ *		device's node (any node, the caller's first, for a device
+ *		without one), or the caller's on the host context
  * @handle:	out: the new BO's handle, never 0
  * @reserved:	in: must be 0
  *
