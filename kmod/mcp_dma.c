@@ -43,6 +43,8 @@
 
 /* Beyond its deadline, how long a synchronous caller waits for a job. */
 #define MCP_DMA_SYNC_GRACE_NS	(5ULL * NSEC_PER_SEC)
+/* Deadlines further than this wait without a time-out (no overflow). */
+#define MCP_DMA_SYNC_FOREVER_NS	(24ULL * 3600 * NSEC_PER_SEC)
 
 /* Knob ranges and defaults (Documentation/dma.rst) */
 #define MCP_DMA_WC_DEPTH_MAX		256
@@ -508,10 +510,12 @@ static int mcp_dma_wait(struct mcp_dma_job *job)
 {
 	u64 now = ktime_get_ns();
 	u64 left = job->deadline_ns > now ? job->deadline_ns - now : 0;
-	unsigned long timeout;
+	unsigned long timeout = MAX_SCHEDULE_TIMEOUT;
 	long ret;
 
-	timeout = nsecs_to_jiffies(left + MCP_DMA_SYNC_GRACE_NS) + 1;
+	/* A deadline far away waits as long as it takes. */
+	if (left < MCP_DMA_SYNC_FOREVER_NS)
+		timeout = nsecs_to_jiffies(left + MCP_DMA_SYNC_GRACE_NS) + 1;
 	ret = wait_for_completion_killable_timeout(&job->done, timeout);
 	if (ret < 0)
 		return -EINTR;

@@ -355,6 +355,12 @@ TEST_F(host, cpu_copy_offsets_and_empty)
 		ASSERT_EQ(p[10 + i], p[5000 + i]) TH_LOG("byte %d", i);
 	}
 
+	/* A deadline as far as it gets is no time-out. */
+	dma_arg(&s, MCP_ENGINE_CPU, a, a, 4096);
+	s.dst_offset = 4096;
+	s.deadline_ns = ~0ULL;
+	EXPECT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_DMA_SUBMIT, &s));
+
 	/* Length 0, even at the very end, is a valid empty job. */
 	dma_arg(&s, MCP_ENGINE_CPU, a, a, 0);
 	s.src_offset = 3 * 4096;
