@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 
 #include <linux/sync_file.h>
@@ -957,6 +958,95 @@ TEST_F(host, close_cancels_coalesced_jobs)
 		EXPECT_EQ(-ECANCELED, fence_status(fences[i]));
 		close(fences[i]);
 	}
+}
+
+/* mcp:mcp_dma_submit and mcp:mcp_dma_done fire with the job's numbers. */
+TEST_F(host, tracepoints_fire)
+{
+	const char *dir = "/sys/kernel/tracing";
+	static const char * const events[] = { "mcp_dma_submit", "mcp_dma_done" };
+	char path[256], want[128], *buf = malloc(1 << 16);
+	struct mcp_dma_submit s;
+	__u32 a, b;
+
+	ASSERT_NE(NULL, buf);
+	snprintf(path, sizeof(path), "%s/events/mcp/mcp_dma_done/enable", dir);
+	if (access(path, F_OK))
+		mount("tracefs", dir, "tracefs", 0, NULL);
+	if (access(path, F_OK))
+		SKIP(free(buf); return, "no tracefs at %s", dir);
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/events/mcp/%s/enable", dir,
+			 events[i]);
+		ASSERT_EQ(0, mcp_write_file(path, "1")) TH_LOG("%s", path);
+	}
+	snprintf(path, sizeof(path), "%s/trace", dir);
+	close(open(path, O_WRONLY | O_TRUNC | O_CLOEXEC));
+
+	ASSERT_EQ(0, bo_create(self->fd, 4096, &a));
+	ASSERT_EQ(0, bo_create(self->fd, 4096, &b));
+	dma_arg(&s, MCP_ENGINE_CPU, a, b, 4096);
+	ASSERT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_DMA_SUBMIT, &s));
+	ASSERT_EQ(0, set_fault("fail 1"));
+	EXPECT_EQ(-EIO, dma_copy(self->fd, MCP_ENGINE_CPU, a, b, 100));
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/events/mcp/%s/enable", dir,
+			 events[i]);
+		mcp_write_file(path, "0");
+	}
+
+	snprintf(path, sizeof(path), "%s/trace", dir);
+	ASSERT_LT(0, mcp_read_file(path, buf, 1 << 16));
+	snprintf(want, sizeof(want),
+		 "mcp_dma_submit: dev=-1 engine=0 seqno=%llu length=4096 ",
+		 (unsigned long long)s.seqno);
+	EXPECT_NE(NULL, strstr(buf, want)) TH_LOG("no '%s' in the trace", want);
+	snprintf(want, sizeof(want),
+		 "mcp_dma_done: dev=-1 engine=0 seqno=%llu length=4096 error=0 ",
+		 (unsigned long long)s.seqno);
+	EXPECT_NE(NULL, strstr(buf, want)) TH_LOG("no '%s' in the trace", want);
+	snprintf(want, sizeof(want),
+		 "mcp_dma_done: dev=-1 engine=0 seqno=%llu length=100 error=-5 ",
+		 (unsigned long long)s.seqno + 1);
+	EXPECT_NE(NULL, strstr(buf, want)) TH_LOG("no '%s' in the trace", want);
+	free(buf);
+}
+
+/* A device whose backend has no DMA engine (pci-testdev): cpu only. */
+TEST_F(host, generic_device_cpu_engine_only)
+{
+	struct mcp_engine_info info;
+	struct mcp_dev_info dinfo;
+	char addr[MCP_PCI_ADDR_LEN];
+	int idx, devfd;
+	__u32 a, b;
+	char *pa, *pb;
+
+	if (mcp_pci_find(TESTDEV_VENDOR, TESTDEV_DEVICE, addr))
+		SKIP(return, "no pci-testdev (1b36:0005) in this VM");
+	ASSERT_EQ(0, mcp_testdev_bind(addr));
+	idx = mcp_dev_find(self->fd, addr, &dinfo);
+	ASSERT_LE(0, idx);
+	devfd = mcp_dev_open(self->fd, idx);
+	ASSERT_LE(0, devfd);
+
+	EXPECT_EQ(-ENOENT, engine_info(devfd, MCP_ENGINE_DEVICE, &info));
+	ASSERT_EQ(0, engine_info(devfd, MCP_ENGINE_CPU, &info));
+	EXPECT_STREQ("cpu", info.name);
+	ASSERT_EQ(0, bo_create(devfd, 8192, &a));
+	ASSERT_EQ(0, bo_create(devfd, 8192, &b));
+	EXPECT_EQ(-ENOENT, dma_copy(devfd, MCP_ENGINE_DEVICE, a, b, 8192));
+	pa = bo_map(devfd, a, 8192);
+	pb = bo_map(devfd, b, 8192);
+	ASSERT_NE(NULL, pa);
+	ASSERT_NE(NULL, pb);
+	fill(pa, 8192, 77);
+	EXPECT_EQ(0, dma_copy(devfd, MCP_ENGINE_CPU, a, b, 8192));
+	EXPECT_EQ(-1, check(pb, 8192, 77));
+	munmap(pa, 8192);
+	munmap(pb, 8192);
+	close(devfd);
+	mcp_testdev_release(addr);
 }
 
 /* ---- The edu device fd: its DMA engine ---- */
