@@ -60,7 +60,7 @@ static ssize_t _name##_store(struct device *dev,			\
 									\
 	return ret ? ret : count;					\
 }									\
-static DEVICE_ATTR_RW(_name)
+static struct device_attribute dev_attr_##_name = __ATTR_RW(_name)
 
 MCP_HOST_DMA_KNOB_ATTR(wc_depth, MCP_DMA_KNOB_WC_DEPTH);
 MCP_HOST_DMA_KNOB_ATTR(wc_timeout_us, MCP_DMA_KNOB_WC_TIMEOUT_US);
