@@ -11,8 +11,12 @@
 //    mcp tracers attached, alternating, ROUNDS times each in the same run,
 //    statistics off.  The ratio of the medians is the slowdown.  Target:
 //    <= 1.10x.
+// 3. The floor under that ratio: the same workload with empty programs
+//    ("return 0") on the tracepoints the sched tracer uses, as tp_btf and
+//    as raw_tp, timed in the same alternation.  What they cost is the
+//    kernel's fixed price per traced event, which no program can cut.
 //
-// Usage: mcp_bpf_bench [ROUND_TRIPS [ROUNDS]]   (20000, 5)
+// Usage: mcp_bpf_bench [ROUND_TRIPS [ROUNDS]]   (10000, 9)
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -28,6 +32,7 @@
 #include <vector>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -125,6 +130,62 @@ struct Tracers {
 	}
 };
 
+// Empty programs on the sched tracer's hottest tracepoints, attached while
+// the object lives: as tp_btf (BTF-typed, what the tracer uses) or raw_tp.
+class EmptyPrograms {
+public:
+	explicit EmptyPrograms(bool btf)
+	{
+		struct bpf_insn insns[2] = {};
+		insns[0].code = BPF_ALU64 | BPF_MOV | BPF_K;	// r0 = 0
+		insns[1].code = BPF_JMP | BPF_EXIT;
+
+		for (const char *tp : {"sched_switch", "sched_wakeup", "sched_wakeup_new"}) {
+			struct bpf_prog_load_opts opts = {};
+			opts.sz = sizeof(opts);
+			int fd;
+			if (btf) {
+				const int btf_id = libbpf_find_vmlinux_btf_id(tp, BPF_TRACE_RAW_TP);
+				if (btf_id <= 0)
+					throw std::runtime_error(std::string("no BTF for tracepoint ") + tp);
+				opts.expected_attach_type = BPF_TRACE_RAW_TP;
+				opts.attach_btf_id = static_cast<__u32>(btf_id);
+				fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "empty_tp_btf", "GPL", insns, 2,
+						   &opts);
+			} else {
+				fd = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, "empty_raw_tp", "GPL",
+						   insns, 2, &opts);
+			}
+			if (fd < 0)
+				throw std::runtime_error(errno_text("loading an empty program"));
+			progs_.emplace_back(fd);
+			const int link = bpf_raw_tracepoint_open(btf ? nullptr : tp, fd);
+			if (link < 0)
+				throw std::runtime_error(errno_text("attaching an empty program"));
+			links_.emplace_back(link);
+		}
+	}
+
+	// Totals over the programs, named by their kind.
+	ProgStats stats() const
+	{
+		ProgStats sum;
+		for (const Fd &fd : progs_) {
+			struct bpf_prog_info info = {};
+			__u32 len = sizeof(info);
+			if (bpf_obj_get_info_by_fd(fd.get(), &info, &len))
+				throw std::runtime_error(errno_text("BPF_OBJ_GET_INFO_BY_FD"));
+			sum.name = info.name;
+			sum.run_time_ns += info.run_time_ns;
+			sum.run_cnt += info.run_cnt;
+		}
+		return sum;
+	}
+
+private:
+	std::vector<Fd> progs_, links_;
+};
+
 // Two threads on CPU @cpu pass a byte back and forth @round_trips times;
 // ns per round trip.
 double ping_pong_ns(unsigned round_trips, int cpu)
@@ -170,12 +231,20 @@ double median(std::vector<double> v)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// One line of the slowdown table: median, spread and ratio to @base.
+void print_side(const char *what, const std::vector<double> &v, double base)
+{
+	std::printf("  %-22s %10.0f ns/round trip (median; min %.0f, max %.0f)  %.3fx\n", what,
+		    median(v), *std::min_element(v.begin(), v.end()),
+		    *std::max_element(v.begin(), v.end()), median(v) / base);
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
-	unsigned round_trips = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 20000;
-	unsigned rounds = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 5;
+	unsigned round_trips = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 10000;
+	unsigned rounds = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 9;
 	if (round_trips == 0 || rounds == 0) {
 		std::fprintf(stderr, "usage: mcp_bpf_bench [ROUND_TRIPS > 0 [ROUNDS > 0]]\n");
 		return 2;
@@ -183,7 +252,7 @@ int main(int argc, char **argv)
 	try {
 		// tracer -> program name -> totals over the statistics round
 		std::map<std::string, std::map<std::string, ProgStats>> costs;
-		std::vector<double> bare, traced;
+		std::vector<double> bare, empty_btf, empty_raw, traced;
 		const int cpu = sched_getcpu();
 
 		ping_pong_ns(round_trips / 10 + 1, cpu);	// warm-up
@@ -192,31 +261,47 @@ int main(int argc, char **argv)
 		// rounds alone would pay.
 		for (unsigned r = 0; r < rounds; r++) {
 			bare.push_back(ping_pong_ns(round_trips, cpu));
+			{
+				EmptyPrograms e(true);
+				empty_btf.push_back(ping_pong_ns(round_trips, cpu));
+			}
+			{
+				EmptyPrograms e(false);
+				empty_raw.push_back(ping_pong_ns(round_trips, cpu));
+			}
 			Tracers t;
 			traced.push_back(ping_pong_ns(round_trips, cpu));
 		}
-		// The cost per event: one more traced round with statistics on.
+		// The cost per event: one more round of each with statistics on.
 		double stats_round_ns;
 		{
 			Fd stats(bpf_enable_stats(BPF_STATS_RUN_TIME));
 			if (stats.get() < 0)
 				throw std::runtime_error(errno_text("BPF_ENABLE_STATS(BPF_STATS_RUN_TIME)") +
 							 " (needs root and a kernel >= 5.8)");
-			Tracers t;
-			stats_round_ns = ping_pong_ns(round_trips, cpu);
-			for (const auto &[tracer, ids] : t.ids)
-				for (__u32 id : ids) {
-					ProgStats st = prog_stats(id);
-					ProgStats &sum = costs[tracer][st.name];
-					sum.name = st.name;
-					sum.run_time_ns += st.run_time_ns;
-					sum.run_cnt += st.run_cnt;
-				}
+			{
+				Tracers t;
+				stats_round_ns = ping_pong_ns(round_trips, cpu);
+				for (const auto &[tracer, ids] : t.ids)
+					for (__u32 id : ids) {
+						ProgStats st = prog_stats(id);
+						ProgStats &sum = costs[tracer][st.name];
+						sum.name = st.name;
+						sum.run_time_ns += st.run_time_ns;
+						sum.run_cnt += st.run_cnt;
+					}
+			}
+			for (bool btf : {true, false}) {
+				EmptyPrograms e(btf);
+				ping_pong_ns(round_trips, cpu);
+				ProgStats st = e.stats();
+				costs["empty"][st.name] = st;
+			}
 		}
 
 		std::printf("per-event cost of each program (kernel BPF statistics over %u round "
-			    "trips with the tracers attached: %.0f ns/round trip)\n", round_trips,
-			    stats_round_ns);
+			    "trips with the tracers attached: %.0f ns/round trip; the empty ones "
+			    "in rounds of their own)\n", round_trips, stats_round_ns);
 		std::printf("  %-6s %-16s %12s %14s %10s\n", "tracer", "program", "runs",
 			    "run_time_ns", "ns/event");
 		for (const auto &[tracer, progs] : costs)
@@ -229,18 +314,17 @@ int main(int argc, char **argv)
 
 		const double base = median(bare), with = median(traced);
 		const double ratio = with / base;
-		std::printf("pipe ping-pong, 2 threads on CPU %d, %u round trips x %u rounds each\n",
-			    cpu, round_trips, rounds);
-		std::printf("  no tracer:        %10.0f ns/round trip (median; min %.0f, max %.0f)\n",
-			    base, *std::min_element(bare.begin(), bare.end()),
-			    *std::max_element(bare.begin(), bare.end()));
-		std::printf("  all tracers:      %10.0f ns/round trip (median; min %.0f, max %.0f)\n",
-			    with, *std::min_element(traced.begin(), traced.end()),
-			    *std::max_element(traced.begin(), traced.end()));
+		std::printf("pipe ping-pong, 2 threads on CPU %d, %u round trips x %u rounds each, "
+			    "alternating\n", cpu, round_trips, rounds);
+		print_side("no tracer:", bare, base);
+		print_side("empty tp_btf programs:", empty_btf, base);
+		print_side("empty raw_tp programs:", empty_raw, base);
+		print_side("all tracers:", traced, base);
 		std::printf("  slowdown traced/none: %.3fx; target <= 1.10x: %s\n", ratio,
 			    ratio <= 1.10 ? "met" : "NOT met");
 		std::printf("bench-result bpf round_trips=%u rounds=%u none_ns=%.0f traced_ns=%.0f "
-			    "ratio=%.3f\n", round_trips, rounds, base, with, ratio);
+			    "ratio=%.3f empty_tp_btf_ns=%.0f empty_raw_tp_ns=%.0f\n", round_trips,
+			    rounds, base, with, ratio, median(empty_btf), median(empty_raw));
 	} catch (const std::exception &e) {
 		std::fprintf(stderr, "bpf_bench: %s\n", e.what());
 		return 1;

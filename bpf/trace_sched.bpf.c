@@ -9,6 +9,17 @@
  * (lib/src/trace_sched.cpp) autoloads one family.  Filters apply to the
  * task the event is about (the woken, switched or migrated one), never to
  * the current task: a wake-up runs in the waker's context.
+ *
+ * Cost: the sched_switch and sched_wakeup programs run for every context
+ * switch and wake-up of the machine, so their paths are kept short.  The
+ * tp_btf family keeps each thread's between-event state in task storage
+ * (no hash update or delete per event; freed with the task), reads task
+ * fields directly instead of through bpf_probe_read_kernel() and takes
+ * the time from the run queue's clock, which the scheduler has just
+ * updated, instead of bpf_ktime_get_ns() (an HPET read on hosts without a
+ * stable TSC, e.g. the TCG test VM).  The raw_tp family sees task pointers
+ * as plain numbers, so it keeps the state in a pid-keyed hash map and reads
+ * through bpf_probe_read_kernel() and bpf_ktime_get_ns().
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -36,23 +47,30 @@ struct {
 	__type(value, __u32);
 } cpu_node SEC(".maps");
 
-/* pid -> 1 + the CPU it last ran on; kept across snapshots. */
+/* A thread's scheduling state between two of its events. */
+struct task_state {
+	__u64 runnable_since;	/* clock when it became runnable; 0: not waiting */
+	__u32 last_cpu;		/* 1 + the CPU it last ran on; 0: not seen running */
+	__u32 unused;
+};
+
+/* tp_btf family: the state lives with the task. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_state);
+} task_states SEC(".maps");
+
+/* raw_tp family: pid -> state; LRU, as exited pids are never deleted. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, MCP_TRACE_MAX_TASKS);
 	__type(key, __u32);
-	__type(value, __u32);
-} last_cpu SEC(".maps");
+	__type(value, struct task_state);
+} pid_states SEC(".maps");
 
-/* pid -> when it became runnable (ns). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MCP_TRACE_MAX_TASKS);
-	__type(key, __u32);
-	__type(value, __u64);
-} runnable_since SEC(".maps");
-
-/* When the task now on this CPU started running on it (ns). */
+/* Clock (of the same family) when the task now on this CPU started on it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -68,22 +86,61 @@ struct {
 	__type(value, struct mcp_sched_task);
 } tasks SEC(".maps");
 
-static const struct mcp_sched_task zero_task;
+/* The scheduler's per-CPU run queues, for their clocks (tp_btf only). */
+extern struct rq runqueues __ksym;
 
-static __always_inline __u64 task_cgroup_id(struct task_struct *p)
+static const struct mcp_sched_task zero_task;
+static const struct task_state zero_state;
+
+/*
+ * A field of a task: a plain load where the verifier knows the pointer
+ * (tp_btf), bpf_probe_read_kernel() where it does not (raw_tp).  @btf is
+ * a constant, so only one side is compiled into each program.
+ */
+#define TASK_READ(btf, p, ...) \
+	((btf) ? __builtin_preserve_access_index(({ (p)->__VA_ARGS__; })) \
+	       : BPF_CORE_READ(p, __VA_ARGS__))
+
+static __always_inline __u64 task_cgroup_id(struct task_struct *p, const bool btf)
 {
+	if (btf)
+		return p->cgroups->dfl_cgrp->kn->id;
 	return BPF_CORE_READ(p, cgroups, dfl_cgrp, kn, id);
 }
 
-static __always_inline bool task_selected(struct task_struct *p)
+static __always_inline bool task_selected(struct task_struct *p, const bool btf)
 {
-	if (!p)
+	if (targ_tgid && (__u32)TASK_READ(btf, p, tgid) != targ_tgid)
 		return false;
-	if (targ_tgid && (__u32)BPF_CORE_READ(p, tgid) != targ_tgid)
-		return false;
-	if (filter_cgroup && task_cgroup_id(p) != targ_cgroup_id)
+	if (filter_cgroup && task_cgroup_id(p, btf) != targ_cgroup_id)
 		return false;
 	return true;
+}
+
+/* Now, on the clock of @cpu's run queue (tp_btf) or CLOCK_MONOTONIC. */
+static __always_inline __u64 clock_now(__u32 cpu, const bool btf)
+{
+	struct rq *rq;
+
+	if (!btf)
+		return bpf_ktime_get_ns();
+	rq = bpf_per_cpu_ptr(&runqueues, cpu);
+	return rq ? rq->clock : 0;
+}
+
+static __always_inline struct task_state *task_state_of(struct task_struct *p, __u32 pid,
+							const bool btf)
+{
+	struct task_state *st;
+
+	if (btf)
+		return bpf_task_storage_get(&task_states, p, NULL,
+					    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	st = bpf_map_lookup_elem(&pid_states, &pid);
+	if (st)
+		return st;
+	bpf_map_update_elem(&pid_states, &pid, &zero_state, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&pid_states, &pid);
 }
 
 static __always_inline __u32 node_of(__u32 cpu)
@@ -94,9 +151,9 @@ static __always_inline __u32 node_of(__u32 cpu)
 }
 
 /* The record of @p, created on first sight. */
-static __always_inline struct mcp_sched_task *task_record(struct task_struct *p)
+static __always_inline struct mcp_sched_task *task_record(struct task_struct *p, __u32 pid,
+							  const bool btf)
 {
-	__u32 pid = BPF_CORE_READ(p, pid);
 	struct mcp_sched_task *t;
 
 	t = bpf_map_lookup_elem(&tasks, &pid);
@@ -111,139 +168,127 @@ static __always_inline struct mcp_sched_task *task_record(struct task_struct *p)
 	if (!t)
 		return NULL;
 	t->pid = pid;
-	t->tgid = BPF_CORE_READ(p, tgid);
-	t->cgroup_id = task_cgroup_id(p);
+	t->tgid = TASK_READ(btf, p, tgid);
+	t->cgroup_id = task_cgroup_id(p, btf);
 	BPF_CORE_READ_STR_INTO(&t->comm, p, comm);
 	return t;
 }
 
-static __always_inline int on_wakeup(struct task_struct *p)
+static __always_inline int on_wakeup(struct task_struct *p, const bool btf)
 {
-	__u32 pid;
-	__u64 now;
+	__u32 pid = TASK_READ(btf, p, pid);
+	struct task_state *st;
 
-	if (!task_selected(p))
+	if (!pid || !task_selected(p, btf))
 		return 0;
-	pid = BPF_CORE_READ(p, pid);
-	now = bpf_ktime_get_ns();
-	bpf_map_update_elem(&runnable_since, &pid, &now, BPF_ANY);
+	st = task_state_of(p, pid, btf);
+	if (st)
+		st->runnable_since = clock_now(TASK_READ(btf, p, thread_info.cpu), btf);
 	return 0;
 }
 
-static __always_inline void account_oncpu(struct task_struct *prev, __u32 cpu, __u64 now)
+/* @prev leaves @cpu: its time there, and a wait if it is still runnable. */
+static __always_inline void switch_out(struct task_struct *prev, __u32 cpu, __u64 now,
+				       __u64 since, const bool btf)
 {
-	__u32 zero = 0, node;
+	__u32 pid = TASK_READ(btf, prev, pid), node;
 	struct mcp_sched_task *t;
-	__u64 *since;
+	struct task_state *st;
 
-	since = bpf_map_lookup_elem(&cpu_since, &zero);
+	if (!pid || !task_selected(prev, btf))
+		return;
+	st = task_state_of(prev, pid, btf);
+	if (st) {
+		st->last_cpu = cpu + 1;
+		/* Preempted while runnable: it waits on the run queue again. */
+		if (TASK_READ(btf, prev, __state) == TASK_RUNNING)
+			st->runnable_since = now;
+	}
 	if (!since)
 		return;
-	if (*since && BPF_CORE_READ(prev, pid) && task_selected(prev)) {
-		t = task_record(prev);
-		if (t) {
-			node = node_of(cpu);
-			if (node < MCP_TRACE_MAX_NODES)
-				__sync_fetch_and_add(&t->oncpu_ns[node], now - *since);
-			t->last_cpu = cpu;
-			t->last_node = node;
-		}
-	}
-	*since = now;
-}
-
-static __always_inline void account_runq(struct task_struct *next, __u64 now)
-{
-	__u32 pid = BPF_CORE_READ(next, pid);
-	struct mcp_sched_task *t;
-	__u64 *tsp, delta, slot;
-
-	tsp = bpf_map_lookup_elem(&runnable_since, &pid);
-	if (!tsp)
-		return;
-	delta = now - *tsp;
-	bpf_map_delete_elem(&runnable_since, &pid);
-	if ((__s64)delta < 0 || !task_selected(next))
-		return;
-	t = task_record(next);
+	t = task_record(prev, pid, btf);
 	if (!t)
 		return;
-	slot = mcp_log2l(delta / 1000);
-	if (slot >= MCP_TRACE_SLOTS)
-		slot = MCP_TRACE_SLOTS - 1;
-	__sync_fetch_and_add(&t->runq_slots[slot], 1);
-	__sync_fetch_and_add(&t->runq_count, 1);
-	__sync_fetch_and_add(&t->runq_total_ns, delta);
-	if (delta > t->runq_max_ns)
-		t->runq_max_ns = delta;
+	node = node_of(cpu);
+	if (node < MCP_TRACE_MAX_NODES)
+		__sync_fetch_and_add(&t->oncpu_ns[node], now - since);
+	t->last_cpu = cpu;
+	t->last_node = node;
 }
 
 /*
- * A migration as the task sees it: it starts running on another CPU than
- * last time.  sched_migrate_task events are counted apart (migrate_events):
- * they also report moves of tasks that were queued but never ran there.
+ * @next starts on @cpu: its run-queue wait, and a migration as the task
+ * sees it (it starts on another CPU than last time).  sched_migrate_task
+ * events are counted apart (migrate_events): they also report moves of
+ * tasks that were queued but never ran there.
  */
-static __always_inline void account_move(struct task_struct *next, __u32 cpu)
+static __always_inline void switch_in(struct task_struct *next, __u32 cpu, __u64 now,
+				      const bool btf)
 {
-	__u32 pid = BPF_CORE_READ(next, pid), here = cpu + 1;
+	__u32 pid = TASK_READ(btf, next, pid), last;
 	struct mcp_sched_task *t;
-	__u32 *last;
+	struct task_state *st;
+	__u64 delta = 0, slot;
+	bool waited;
 
-	if (!pid || !task_selected(next))
+	if (!pid || !task_selected(next, btf))
 		return;
-	last = bpf_map_lookup_elem(&last_cpu, &pid);
-	if (last && *last != here) {
-		t = task_record(next);
-		if (t) {
-			__sync_fetch_and_add(&t->migrations, 1);
-			if (node_of(*last - 1) != node_of(cpu))
-				__sync_fetch_and_add(&t->cross_node_migrations, 1);
-		}
+	st = task_state_of(next, pid, btf);
+	if (!st)
+		return;
+	waited = st->runnable_since && (__s64)(now - st->runnable_since) >= 0;
+	if (waited)
+		delta = now - st->runnable_since;
+	st->runnable_since = 0;
+	last = st->last_cpu;
+	st->last_cpu = cpu + 1;
+	if (!waited && (!last || last == cpu + 1))
+		return;
+	t = task_record(next, pid, btf);
+	if (!t)
+		return;
+	if (waited) {
+		slot = mcp_log2l(delta / 1000);
+		if (slot >= MCP_TRACE_SLOTS)
+			slot = MCP_TRACE_SLOTS - 1;
+		__sync_fetch_and_add(&t->runq_slots[slot], 1);
+		__sync_fetch_and_add(&t->runq_count, 1);
+		__sync_fetch_and_add(&t->runq_total_ns, delta);
+		if (delta > t->runq_max_ns)
+			t->runq_max_ns = delta;
 	}
-	if (!last || *last != here)
-		bpf_map_update_elem(&last_cpu, &pid, &here, BPF_ANY);
+	if (last && last != cpu + 1) {
+		__sync_fetch_and_add(&t->migrations, 1);
+		if (node_of(last - 1) != node_of(cpu))
+			__sync_fetch_and_add(&t->cross_node_migrations, 1);
+	}
 }
 
-/* The outgoing task ran here: its next start elsewhere is a move. */
-static __always_inline void remember_cpu(struct task_struct *prev, __u32 cpu)
+static __always_inline int on_switch(struct task_struct *prev, struct task_struct *next,
+				     const bool btf)
 {
-	__u32 pid = BPF_CORE_READ(prev, pid), here = cpu + 1;
-	__u32 *last;
+	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
+	__u64 now = clock_now(cpu, btf), since;
+	__u64 *sincep;
 
-	if (!pid || !task_selected(prev))
-		return;
-	last = bpf_map_lookup_elem(&last_cpu, &pid);
-	if (!last || *last != here)
-		bpf_map_update_elem(&last_cpu, &pid, &here, BPF_ANY);
-}
-
-static __always_inline int on_switch(struct task_struct *prev, struct task_struct *next)
-{
-	__u32 cpu = bpf_get_smp_processor_id();
-	__u64 now = bpf_ktime_get_ns();
-	__u32 pid;
-
-	account_oncpu(prev, cpu, now);
-	remember_cpu(prev, cpu);
-	/* Preempted while runnable: it waits on the run queue again. */
-	if (BPF_CORE_READ(prev, __state) == TASK_RUNNING && task_selected(prev)) {
-		pid = BPF_CORE_READ(prev, pid);
-		if (pid)
-			bpf_map_update_elem(&runnable_since, &pid, &now, BPF_ANY);
-	}
-	account_runq(next, now);
-	account_move(next, cpu);
+	sincep = bpf_map_lookup_elem(&cpu_since, &zero);
+	if (!sincep)
+		return 0;
+	since = *sincep;	/* 0 before the first switch seen here */
+	*sincep = now;
+	switch_out(prev, cpu, now, since, btf);
+	switch_in(next, cpu, now, btf);
 	return 0;
 }
 
-static __always_inline int on_migrate(struct task_struct *p, int dest_cpu)
+static __always_inline int on_migrate(struct task_struct *p, int dest_cpu, const bool btf)
 {
-	__u32 orig_cpu = BPF_CORE_READ(p, thread_info.cpu);
+	__u32 orig_cpu = TASK_READ(btf, p, thread_info.cpu);
 	struct mcp_sched_task *t;
 
-	if ((__u32)dest_cpu == orig_cpu || !task_selected(p))
+	if ((__u32)dest_cpu == orig_cpu || !task_selected(p, btf))
 		return 0;
-	t = task_record(p);
+	t = task_record(p, TASK_READ(btf, p, pid), btf);
 	if (t)
 		__sync_fetch_and_add(&t->migrate_events, 1);
 	return 0;
@@ -252,13 +297,14 @@ static __always_inline int on_migrate(struct task_struct *p, int dest_cpu)
 /* Which NUMA-balancing counter an event bumps. */
 enum numa_kind { NUMA_MOVE, NUMA_SWAP, NUMA_STICK };
 
-static __always_inline void count_numa(struct task_struct *p, enum numa_kind kind)
+static __always_inline void count_numa(struct task_struct *p, enum numa_kind kind,
+				       const bool btf)
 {
 	struct mcp_sched_task *t;
 
-	if (!task_selected(p))
+	if (!task_selected(p, btf))
 		return;
-	t = task_record(p);
+	t = task_record(p, TASK_READ(btf, p, pid), btf);
 	if (!t)
 		return;
 	if (kind == NUMA_MOVE)
@@ -274,31 +320,31 @@ static __always_inline void count_numa(struct task_struct *p, enum numa_kind kin
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(sched_wakeup_btf, struct task_struct *p)
 {
-	return on_wakeup(p);
+	return on_wakeup(p, true);
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new_btf, struct task_struct *p)
 {
-	return on_wakeup(p);
+	return on_wakeup(p, true);
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(prev, next);
+	return on_switch(prev, next, true);
 }
 
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(sched_migrate_task_btf, struct task_struct *p, int dest_cpu)
 {
-	return on_migrate(p, dest_cpu);
+	return on_migrate(p, dest_cpu, true);
 }
 
 SEC("tp_btf/sched_move_numa")
 int BPF_PROG(sched_move_numa_btf, struct task_struct *p, int src_cpu, int dst_cpu)
 {
-	count_numa(p, NUMA_MOVE);
+	count_numa(p, NUMA_MOVE, true);
 	return 0;
 }
 
@@ -306,8 +352,8 @@ SEC("tp_btf/sched_swap_numa")
 int BPF_PROG(sched_swap_numa_btf, struct task_struct *src, int src_cpu,
 	     struct task_struct *dst, int dst_cpu)
 {
-	count_numa(src, NUMA_SWAP);
-	count_numa(dst, NUMA_SWAP);
+	count_numa(src, NUMA_SWAP, true);
+	count_numa(dst, NUMA_SWAP, true);
 	return 0;
 }
 
@@ -315,7 +361,7 @@ SEC("tp_btf/sched_stick_numa")
 int BPF_PROG(sched_stick_numa_btf, struct task_struct *src, int src_cpu,
 	     struct task_struct *dst, int dst_cpu)
 {
-	count_numa(src, NUMA_STICK);
+	count_numa(src, NUMA_STICK, true);
 	return 0;
 }
 
@@ -324,31 +370,31 @@ int BPF_PROG(sched_stick_numa_btf, struct task_struct *src, int src_cpu,
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(sched_wakeup_raw, struct task_struct *p)
 {
-	return on_wakeup(p);
+	return on_wakeup(p, false);
 }
 
 SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new_raw, struct task_struct *p)
 {
-	return on_wakeup(p);
+	return on_wakeup(p, false);
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(prev, next);
+	return on_switch(prev, next, false);
 }
 
 SEC("raw_tp/sched_migrate_task")
 int BPF_PROG(sched_migrate_task_raw, struct task_struct *p, int dest_cpu)
 {
-	return on_migrate(p, dest_cpu);
+	return on_migrate(p, dest_cpu, false);
 }
 
 SEC("raw_tp/sched_move_numa")
 int BPF_PROG(sched_move_numa_raw, struct task_struct *p, int src_cpu, int dst_cpu)
 {
-	count_numa(p, NUMA_MOVE);
+	count_numa(p, NUMA_MOVE, false);
 	return 0;
 }
 
@@ -356,8 +402,8 @@ SEC("raw_tp/sched_swap_numa")
 int BPF_PROG(sched_swap_numa_raw, struct task_struct *src, int src_cpu,
 	     struct task_struct *dst, int dst_cpu)
 {
-	count_numa(src, NUMA_SWAP);
-	count_numa(dst, NUMA_SWAP);
+	count_numa(src, NUMA_SWAP, false);
+	count_numa(dst, NUMA_SWAP, false);
 	return 0;
 }
 
@@ -365,7 +411,7 @@ SEC("raw_tp/sched_stick_numa")
 int BPF_PROG(sched_stick_numa_raw, struct task_struct *src, int src_cpu,
 	     struct task_struct *dst, int dst_cpu)
 {
-	count_numa(src, NUMA_STICK);
+	count_numa(src, NUMA_STICK, false);
 	return 0;
 }
 

@@ -114,6 +114,10 @@ SchedTracer SchedTracer::open(const SchedOptions &options)
 		bpf_program__set_autoload(p, btf);
 	for (auto *p : raw_progs)
 		bpf_program__set_autoload(p, !btf);
+	// Each family keeps its per-thread state in its own map; the other's
+	// is not created (kernels without tp_btf lack task storage too).
+	bpf_map__set_autocreate(s->maps.task_states, btf);
+	bpf_map__set_autocreate(s->maps.pid_states, !btf);
 
 	// The NUMA-balancing tracepoints exist only with CONFIG_NUMA_BALANCING.
 	impl->numa_events = true;
