@@ -105,6 +105,8 @@ static int mcp_cpu_copy(struct mcp_dma_job *job)
 	for (done = 0; done < job->length; done += n) {
 		if (ktime_get_ns() >= job->deadline_ns)
 			return -ETIMEDOUT;
+		if (mcp_dma_job_cancelled(job))
+			return -ECANCELED;
 		n = min_t(u64, job->length - done, MCP_CPU_CHUNK);
 		memcpy(job->dst_vaddr + done, job->src_vaddr + done, n);
 		cond_resched();

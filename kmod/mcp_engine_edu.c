@@ -5,11 +5,12 @@
  * edu moves up to 4 KiB (2 KiB here, see MCP_EDU_DMA_BUF_SIZE) between
  * RAM and its buffer at device address 0x40000 per transfer: source
  * 0x80, destination 0x88, count 0x90, command 0x98 (bit 0 start, bit 1
- * edu -> RAM, bit 2 interrupt 0x100 when done).  A copy RAM -> RAM goes source -> buffer -> destination,
- * chunk by chunk, each side split where the BO's bus addresses stop being
- * contiguous.  One transfer is in flight; a kernel thread per device runs
- * the jobs and sleeps until the interrupt (mcp_engine_edu_irq()) or, when
- * one is lost, polls the start bit every MCP_EDU_POLL.
+ * edu -> RAM, bit 2 interrupt 0x100 when done).  A copy RAM -> RAM goes
+ * source -> buffer -> destination, chunk by chunk, each side split where
+ * the BO's bus addresses stop being contiguous.  One transfer is in
+ * flight; a kernel thread per device runs the jobs and sleeps until the
+ * interrupt (mcp_engine_edu_irq()) or, when one is lost, polls the start
+ * bit every MCP_EDU_POLL.
  *
  * A transfer still running at the job's deadline is aborted: the command
  * is cleared and the engine waits, bounded, for the device to let go of
@@ -196,6 +197,11 @@ static int mcp_edu_copy(struct mcp_edu_engine *eng, struct mcp_dma_job *job)
 	mcp_bo_sync_for_device(job->src, DMA_TO_DEVICE);
 	mcp_bo_sync_for_device(job->dst, DMA_FROM_DEVICE);
 	for (done = 0; done < job->length; done += n) {
+		/* Closing the fd ends a long copy between chunks. */
+		if (mcp_dma_job_cancelled(job)) {
+			ret = -ECANCELED;
+			break;
+		}
 		n = min_t(u64, job->length - done, MCP_EDU_DMA_BUF_SIZE);
 		ret = mcp_edu_move(eng, job->src, job->src_offset + done, n,
 				   false, job->deadline_ns);

@@ -1249,6 +1249,30 @@ TEST_F_TIMEOUT(edu, cpu_then_edu_chain, 60)
 	munmap(pc, 8192);
 }
 
+/* Closing the device fd stops a long edu copy between chunks. */
+TEST_F_TIMEOUT(edu, close_stops_long_copy, 60)
+{
+	struct mcp_dma_submit s;
+	__u64 t0;
+	__u32 a, b;
+	int fence;
+
+	ASSERT_EQ(0, bo_create(self->devfd, 65536, &a));
+	ASSERT_EQ(0, bo_create(self->devfd, 65536, &b));
+	dma_arg(&s, MCP_ENGINE_DEVICE, a, b, 65536);
+	fence = dma_async(self->devfd, &s);
+	ASSERT_LE(0, fence);
+	usleep(300000);
+	t0 = now_ns();
+	close(self->devfd);
+	self->devfd = -1;
+	/* 64 transfers of ~100 ms: the whole copy would take ~6 s. */
+	EXPECT_GT(2000 * MS, now_ns() - t0) TH_LOG("close waited for the copy");
+	EXPECT_EQ(1, fence_wait(fence, 1000));
+	EXPECT_EQ(-ECANCELED, fence_status(fence));
+	close(fence);
+}
+
 /*
  * Unbinding edu with a job running and one queued: both fail -ENODEV,
  * the fences still answer, the device comes back.
