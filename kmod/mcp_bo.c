@@ -30,6 +30,7 @@
 #include <linux/module.h>
 #include <linux/nodemask.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/swiotlb.h>
 #include <linux/vmalloc.h>
@@ -245,6 +246,7 @@ static int mcp_bo_alloc_pages(struct mcp_bo *bo, struct device *dev,
 	unsigned int order = huge ? MCP_BO_HUGE_ORDER : 0;
 	unsigned long i, j, step = 1UL << order;
 	struct page *page;
+	int ret = -ENOMEM;
 
 	if (node != NUMA_NO_NODE)
 		gfp |= __GFP_THISNODE;
@@ -254,6 +256,11 @@ static int mcp_bo_alloc_pages(struct mcp_bo *bo, struct device *dev,
 		gfp = (gfp & ~__GFP_RETRY_MAYFAIL) | __GFP_NORETRY;
 
 	for (i = 0; i < bo->npages; i += step) {
+		/* Up to 4 GiB of zeroing: a killed caller stops here. */
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto err_free_pages;
+		}
 		page = mcp_bo_alloc_piece(dev, node, gfp, order);
 		if (!page)
 			goto err_free_pages;
@@ -268,7 +275,7 @@ static int mcp_bo_alloc_pages(struct mcp_bo *bo, struct device *dev,
 
 err_free_pages:
 	mcp_bo_free_pages(bo->pages, i);
-	return -ENOMEM;
+	return ret;
 }
 
 /* Coherent memory of the device; its pages are recorded for mmap. */
