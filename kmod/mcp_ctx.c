@@ -447,17 +447,19 @@ const struct mcp_ioctl_desc *mcp_ctx_ioctl_desc(unsigned int cmd)
  */
 int mcp_ctx_mmap(struct mcp_ctx *ctx, struct vm_area_struct *vma)
 {
-	unsigned long pgoff = vma->vm_pgoff;
+	unsigned long window;
 	struct mcp_bo *bo;
-	u32 handle;
 	int ret;
 
-	if (pgoff < MCP_BO_MMAP_PGOFF)
+	if (vma->vm_pgoff < MCP_BO_MMAP_PGOFF)
 		return -EINVAL;
-	handle = (pgoff - MCP_BO_MMAP_PGOFF) >>
+	/* The handle's window; beyond the handle range is nobody's. */
+	window = (vma->vm_pgoff - MCP_BO_MMAP_PGOFF) >>
 		 (MCP_BO_MMAP_SHIFT - PAGE_SHIFT);
+	if (window > MCP_BO_HANDLE_MAX)
+		return -EINVAL;
 
-	bo = mcp_bo_lookup(ctx, handle);
+	bo = mcp_bo_lookup(ctx, window);
 	if (!bo)
 		return -EINVAL;
 
@@ -467,7 +469,7 @@ int mcp_ctx_mmap(struct mcp_ctx *ctx, struct vm_area_struct *vma)
 		else
 			/* The exporter maps it; the VMA then holds the dma-buf. */
 			ret = dma_buf_mmap(bo->dmabuf, vma,
-					   pgoff & MCP_BO_MMAP_PGMASK);
+					   vma->vm_pgoff & MCP_BO_MMAP_PGMASK);
 	} else {
 		ret = mcp_bo_mmap(bo, vma);
 	}

@@ -696,6 +696,11 @@ TEST_F(bo, mmap_refused)
 	EXPECT_EQ(-EINVAL, mcp_try_mmap(self->ctx, self->pg, rw, MAP_SHARED,
 					info.mmap_offset + (1ULL << 32)));
 	EXPECT_EQ(-EINVAL, mcp_try_mmap(self->ctx, self->pg, rw, MAP_SHARED, BO_MMAP_OFFSET(0)));
+	/* Past the last handle's window, and the last page offset there is. */
+	EXPECT_EQ(-EINVAL, mcp_try_mmap(self->ctx, self->pg, rw, MAP_SHARED,
+					BO_MMAP_OFFSET(1U << 24)));
+	EXPECT_EQ(-EINVAL, mcp_try_mmap(self->ctx, self->pg, rw, MAP_SHARED,
+					0x7ffffffffffff000ULL));
 	EXPECT_EQ(0, bo_destroy(self->ctx, h));
 	/* A destroyed handle maps nothing. */
 	EXPECT_EQ(-EINVAL, mcp_try_mmap(self->ctx, self->pg, rw, MAP_SHARED, info.mmap_offset));
