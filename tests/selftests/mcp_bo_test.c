@@ -1461,4 +1461,58 @@ TEST_F(bo, counters_back_to_zero_after_close)
 	EXPECT_TRUE(counters_zero(_metadata));
 }
 
+/*
+ * rmmod is refused while anything still runs mcp.ko code for a BO: a
+ * mapping (it holds the fd), an exported dma-buf (it holds the module), a
+ * mapping of that dma-buf.  With the last one gone the module unloads.
+ */
+FIXTURE(unload) {
+	int unused;
+};
+
+FIXTURE_SETUP(unload)
+{
+	ASSERT_EQ(0, mcp_ensure_loaded());
+}
+
+FIXTURE_TEARDOWN(unload)
+{
+	if (!mcp_module_loaded())
+		mcp_ensure_loaded();
+}
+
+TEST_F_TIMEOUT(unload, rmmod_refused_while_bo_in_use, 120)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	unsigned char *a, *m;
+	int fd, dmabuf;
+	__u32 h;
+
+	fd = mcp_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bo_create(fd, 2 * pg, 0, 0, &h));
+	a = bo_map(fd, h, 2 * pg, 0);
+	ASSERT_NE(NULL, a);
+	fill(a, 2 * pg, 21);
+	dmabuf = bo_export(fd, h);
+	ASSERT_LE(0, dmabuf);
+	close(fd);
+
+	EXPECT_EQ(-EWOULDBLOCK, mcp_unload_module(O_NONBLOCK)) TH_LOG("with a BO mapping");
+	munmap(a, 2 * pg);
+	EXPECT_EQ(-EWOULDBLOCK, mcp_unload_module(O_NONBLOCK)) TH_LOG("with a dma-buf");
+	m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_SHARED, dmabuf, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	close(dmabuf);
+	EXPECT_EQ(-EWOULDBLOCK, mcp_unload_module(O_NONBLOCK)) TH_LOG("with a dma-buf mapping");
+	ASSERT_TRUE(mcp_module_loaded());
+	EXPECT_TRUE(check(m, 2 * pg, 21));
+	munmap(m, 2 * pg);
+	EXPECT_TRUE(counters_zero(_metadata));
+
+	EXPECT_EQ(0, mcp_unload_module(O_NONBLOCK));
+	EXPECT_FALSE(mcp_module_loaded());
+	ASSERT_EQ(0, mcp_ensure_loaded());
+}
+
 MCP_TEST_MAIN
