@@ -378,8 +378,12 @@ TEST_F(bo, create_info_destroy)
 	EXPECT_EQ(1, mcp_counter("bo_kernel_pages"));
 
 	ASSERT_EQ(0, bo_destroy(self->ctx, h));
+	/* A destroyed handle names nothing any more. */
 	EXPECT_EQ(-ENOENT, bo_info(self->ctx, h, &info));
 	EXPECT_EQ(-ENOENT, bo_destroy(self->ctx, h));
+	EXPECT_EQ(-ENOENT, bo_export(self->ctx, h));
+	EXPECT_EQ(-EINVAL, mcp_try_mmap(self->ctx, self->pg, PROT_READ, MAP_SHARED,
+					BO_MMAP_OFFSET(h)));
 	EXPECT_TRUE(counters_zero(_metadata));
 }
 
