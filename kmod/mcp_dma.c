@@ -304,6 +304,7 @@ void mcp_dma_job_finish(struct mcp_dma_job *job, int error)
 	struct mcp_dma_stats *stats = &dctx->stats[job->engine_index];
 	unsigned long flags;
 
+	hrtimer_cancel(&job->deadline_timer);
 	mcp_bo_jobs_dec(job->src);
 	mcp_bo_jobs_dec(job->dst);
 	mcp_bo_put(job->src);
@@ -421,6 +422,29 @@ static void mcp_dma_in_fence_cb(struct dma_fence *fence,
 	mcp_dma_job_enqueue(job);
 }
 
+/*
+ * The deadline passed while the job waits for its in-fence: whoever
+ * removes the callback (this, the fence signalling, closing) owns it.
+ */
+static void mcp_dma_job_expire(struct mcp_dma_job *job)
+{
+	unsigned long flags;
+
+	if (!dma_fence_remove_callback(job->in_fence, &job->in_cb))
+		return;
+	spin_lock_irqsave(&job->dctx->lock, flags);
+	list_del_init(&job->link);
+	spin_unlock_irqrestore(&job->dctx->lock, flags);
+	mcp_dma_job_fail_async(job, -ETIMEDOUT);
+}
+
+static enum hrtimer_restart mcp_dma_deadline_fn(struct hrtimer *timer)
+{
+	mcp_dma_job_expire(container_of(timer, struct mcp_dma_job,
+					deadline_timer));
+	return HRTIMER_NORESTART;
+}
+
 /* The job is complete and valid: from here on it will finish. */
 static void mcp_dma_job_commit(struct mcp_dma_ctx *dctx,
 			       struct mcp_dma_job *job)
@@ -441,10 +465,20 @@ static void mcp_dma_job_commit(struct mcp_dma_ctx *dctx,
 			     job->length, job->submit_ns);
 
 	if (job->in_fence) {
+		/* Armed first: once the callback is in, the job may finish. */
+		hrtimer_start(&job->deadline_timer,
+			      ns_to_ktime(job->deadline_ns), HRTIMER_MODE_ABS);
+		dma_fence_get(&job->fence);
 		ret = dma_fence_add_callback(job->in_fence, &job->in_cb,
 					     mcp_dma_in_fence_cb);
-		if (!ret)
+		if (!ret) {
+			/* A timer that fired before found no callback. */
+			if (ktime_get_ns() >= job->deadline_ns)
+				mcp_dma_job_expire(job);
+			dma_fence_put(&job->fence);
 			return;
+		}
+		dma_fence_put(&job->fence);
 		/* Signalled already. */
 		spin_lock_irqsave(&dctx->lock, flags);
 		list_del_init(&job->link);
@@ -607,7 +641,10 @@ int mcp_ioctl_dma_submit(struct file *file, void *karg)
 	job->dev_index = dctx->dev_index;
 	job->submit_ns = now;
 	INIT_LIST_HEAD(&job->link);
+	INIT_LIST_HEAD(&job->in_cb.node);
 	init_completion(&job->done);
+	hrtimer_init(&job->deadline_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	job->deadline_timer.function = mcp_dma_deadline_fn;
 
 	if (arg->engine == MCP_ENGINE_CPU) {
 		ret = mcp_dma_job_map(job);

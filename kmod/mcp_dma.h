@@ -26,6 +26,7 @@
 
 #include <linux/completion.h>
 #include <linux/dma-fence.h>
+#include <linux/hrtimer.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/spinlock.h>
@@ -58,6 +59,8 @@ struct mcp_engine;
  * @deadline_ns: absolute ktime_get_ns() by which it must be done
  * @in_fence:	fence waited for before it is queued; NULL when none
  * @in_cb:	callback on @in_fence
+ * @deadline_timer: fails the job at its deadline while it waits for
+ *		@in_fence
  * @error:	set before it runs: fail with this instead of running
  * @done:	completed when the fence signals (killable waits)
  * @fail_work:	finishes a job failed where sleeping is not allowed
@@ -85,6 +88,7 @@ struct mcp_dma_job {
 	u64 deadline_ns;
 	struct dma_fence *in_fence;
 	struct dma_fence_cb in_cb;
+	struct hrtimer deadline_timer;
 	int error;
 	struct completion done;
 	struct work_struct fail_work;

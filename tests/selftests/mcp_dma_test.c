@@ -668,6 +668,45 @@ TEST_F(host, in_fence_error_cancels)
 	close(first);
 }
 
+/* A job whose in-fence is late fails at its own deadline. */
+TEST_F(host, in_fence_past_deadline)
+{
+	struct mcp_dma_submit s;
+	int first, second;
+	__u64 t0;
+	__u32 a, b;
+
+	ASSERT_EQ(0, bo_create(self->fd, 4096, &a));
+	ASSERT_EQ(0, bo_create(self->fd, 4096, &b));
+	ASSERT_EQ(0, set_fault("stall 1"));
+	dma_arg(&s, MCP_ENGINE_CPU, a, b, 4096);
+	s.deadline_ns = now_ns() + 5000 * MS;
+	first = dma_async(self->fd, &s);
+	ASSERT_LE(0, first);
+
+	dma_arg(&s, MCP_ENGINE_CPU, a, b, 4096);
+	s.flags = MCP_DMA_IN_FENCE;
+	s.in_fence = first;
+	t0 = now_ns();
+	s.deadline_ns = t0 + 200 * MS;
+	second = dma_async(self->fd, &s);
+	ASSERT_LE(0, second);
+	EXPECT_EQ(1, fence_wait(second, 3000));
+	EXPECT_LE(190 * MS, now_ns() - t0);
+	EXPECT_GT(2000 * MS, now_ns() - t0);
+	EXPECT_EQ(-ETIMEDOUT, fence_status(second));
+	EXPECT_EQ(0, fence_status(first)) TH_LOG("the stalled job ended early");
+
+	/* Synchronous, the same. */
+	dma_arg(&s, MCP_ENGINE_CPU, a, b, 4096);
+	s.flags = MCP_DMA_IN_FENCE;
+	s.in_fence = first;
+	s.deadline_ns = now_ns() + 100 * MS;
+	EXPECT_EQ(-ETIMEDOUT, mcp_ioctl(self->fd, MCP_IOC_DMA_SUBMIT, &s));
+	close(second);
+	close(first);
+}
+
 TEST_F(host, fault_injection_fail_stall_recover)
 {
 	struct mcp_engine_info info;
