@@ -92,6 +92,9 @@ std::string job_error_message(int errnum, std::string_view context, std::string_
 		       "('mcpctl dma engines' lists the engines)";
 	case EINTR:
 		return job + " was interrupted by a fatal signal while waiting: it finishes alone";
+	case EMFILE:
+		return job + " was refused: no fd is left for its fence (RLIMIT_NOFILE): wait for " +
+		       "and close earlier fences, or raise 'ulimit -n'";
 	default:
 		return job + " failed: " + std::strerror(errnum);
 	}

@@ -159,6 +159,7 @@ Test(dma, job_and_context_messages)
 	cr_expect(contains(mcp::detail::job_error_message(EINVAL, "host", "0", 1), "past a buffer's end"));
 	cr_expect(contains(mcp::detail::job_error_message(ENOENT, "host", "0", 1), "mcpctl dma engines"));
 	cr_expect(contains(mcp::detail::job_error_message(EIO, "host", "0", 1), strerror(EIO)));
+	cr_expect(contains(mcp::detail::job_error_message(EMFILE, "host", "0", 0), "ulimit -n"));
 	m = mcp::detail::dma_error_message(ENOTTY, "host", "MCP_IOC_BO_CREATE");
 	cr_expect(contains(m, "host context (/dev/mcp)"), "%s", m.c_str());
 	cr_expect(contains(m, "install a newer mcp module"), "%s", m.c_str());

@@ -18,6 +18,8 @@ namespace mcpctl {
 
 namespace {
 
+constexpr std::size_t async_burst = 256;
+
 struct DmaArgs {
 	std::string dev;
 	std::string engine;
@@ -348,17 +350,25 @@ DmaBenchReport do_bench(const OpenContext &c, unsigned engine, const std::string
 		for (unsigned i = 0; i < r.jobs; i++)
 			c.dma.copy(engine, a, 0, b, 0, 0);
 		std::uint64_t t1 = now_ns();
-		fences.reserve(r.jobs);
-		for (unsigned i = 0; i < r.jobs; i++)
-			fences.push_back(c.dma.copy_async(engine, a, 0, b, 0, 0));
-		for (const mcp::Fence &f : fences) {
-			mcp::FenceResult res = f.wait(std::chrono::seconds(30));
+		auto wait_all = [&] {
+			for (const mcp::Fence &f : fences) {
+				mcp::FenceResult res = f.wait(std::chrono::seconds(30));
 
-			if (!res.ok())
-				throw mcp::Error(res.error ? res.error : ETIMEDOUT,
-						 std::string("a zero-length job did not complete: ") +
-							 mcp::to_string(res.state));
+				if (!res.ok())
+					throw mcp::Error(res.error ? res.error : ETIMEDOUT,
+							 std::string("a zero-length job did not complete: ") +
+								 mcp::to_string(res.state));
+			}
+			fences.clear();
+		};
+		// Each fence is an fd: at most async_burst in flight (RLIMIT_NOFILE).
+		fences.reserve(async_burst);
+		for (unsigned i = 0; i < r.jobs; i++) {
+			fences.push_back(c.dma.copy_async(engine, a, 0, b, 0, 0));
+			if (fences.size() == async_burst)
+				wait_all();
 		}
+		wait_all();
 		std::uint64_t t2 = now_ns();
 		r.sync_ns = t1 - t0;
 		r.async_ns = t2 - t1;
@@ -450,7 +460,7 @@ Command add_dma_command(CLI::App &app)
 		c->add_option("--engine", args.engine, "Engine name: cpu, edu... (default: the device's own, cpu on host)");
 	args.copy->add_option("--size", args.size, "Bytes to copy, K/M/G suffixes (default 64K)");
 	args.bench->add_option("--sizes", args.sizes, "Comma-separated sizes (default 64K,256K,1M,4M,16M,64M)");
-	args.bench->add_option("--jobs", args.jobs, "Zero-length jobs per mode, 0 to skip (default 1000)");
+	args.bench->add_option("--jobs", args.jobs, "Zero-length jobs per mode, 0 to skip (default 1000; async in bursts of 256)");
 	args.bench->add_option("--reps", args.reps, "Copies per size, the best counts (default 5)");
 	sub->footer("With --json: engines prints {\"context\",\"engines\":[...]}, copy prints "
 		    "{\"context\",\"engine\",\"bytes\",\"ns\",\"bytes_per_sec\",\"verified\",\"mismatch_at\"}, "
