@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * MCP (Model Control Protocol): the cpu DMA engine, a kthread_worker per
- * NUMA node with CPUs, bound to that node's CPUs.  A job runs on the
- * worker of its destination's node (any worker for memory-only nodes) and
- * copies with memcpy() in chunks, checking its deadline between them.
+ * online CPU, bound to it.  A job runs on a worker of its destination's
+ * node: the submitting CPU's own when that CPU is on the node (the common
+ * case, and the cheap one: no other CPU has to wake up), else one of the
+ * node's, in turn; jobs of memory-only nodes stay on the submitting CPU.
+ * The copy is memcpy() in chunks, with the deadline checked between them.
  *
  * /sys/kernel/debug/mcp/cpu_engine_fault makes the N-th job that runs
  * from now fail with -EIO or stall until its deadline, so the error and
@@ -15,11 +17,13 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cpu.h>
 #include <linux/cpumask.h>
 #include <linux/debugfs.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/nodemask.h>
+#include <linux/smp.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -35,8 +39,8 @@
 #define MCP_CPU_STALL_SLICE_NS	(10 * NSEC_PER_MSEC)
 
 /**
- * struct mcp_cpu_worker - the cpu engine on one node
- * @worker:	its kthread_worker, bound to the node's CPUs
+ * struct mcp_cpu_worker - the cpu engine on one CPU
+ * @worker:	its kthread_worker, bound to the CPU
  * @work:	runs every job on @jobs
  * @lock:	protects @jobs
  * @jobs:	handed over, not started
@@ -48,9 +52,10 @@ struct mcp_cpu_worker {
 	struct list_head jobs;
 };
 
-static struct mcp_cpu_worker *mcp_cpu_workers[MAX_NUMNODES];
-/* Runs the jobs whose node has no worker. */
-static int mcp_cpu_default_node = NUMA_NO_NODE;
+/* Indexed by CPU; NULL for CPUs that were offline at load. */
+static struct mcp_cpu_worker **mcp_cpu_workers;
+/* Runs the jobs of a CPU without a worker. */
+static int mcp_cpu_default_cpu = -1;
 
 enum mcp_cpu_fault {
 	MCP_CPU_FAULT_NONE,
@@ -154,33 +159,37 @@ static void mcp_cpu_work_fn(struct kthread_work *work)
 	}
 }
 
-/* @node if it has a worker, else the default worker's node. */
-static int mcp_cpu_worker_node(int node)
+/* The CPU whose worker runs a job for @node; any context. */
+static int mcp_cpu_worker_cpu(int node)
 {
-	if (node >= 0 && node < MAX_NUMNODES && mcp_cpu_workers[node])
-		return node;
-	return mcp_cpu_default_node;
+	int cpu = raw_smp_processor_id();
+
+	if (node != NUMA_NO_NODE && cpu_to_node(cpu) != node &&
+	    node_state(node, N_CPU)) {
+		cpu = cpumask_any_and_distribute(cpumask_of_node(node),
+						 cpu_online_mask);
+		if (cpu >= nr_cpu_ids)
+			cpu = raw_smp_processor_id();
+	}
+	return mcp_cpu_workers[cpu] ? cpu : mcp_cpu_default_cpu;
 }
 
 static void mcp_cpu_submit(struct mcp_engine *engine, struct list_head *jobs)
 {
-	nodemask_t kicked = NODE_MASK_NONE;
 	struct mcp_dma_job *job, *next;
 	struct mcp_cpu_worker *w;
 	unsigned long flags;
-	int node;
+	int cpu;
 
 	list_for_each_entry_safe(job, next, jobs, link) {
-		node = mcp_cpu_worker_node(job->node);
-		w = mcp_cpu_workers[node];
+		cpu = mcp_cpu_worker_cpu(job->node);
+		w = mcp_cpu_workers[cpu];
 		spin_lock_irqsave(&w->lock, flags);
 		list_move_tail(&job->link, &w->jobs);
 		spin_unlock_irqrestore(&w->lock, flags);
-		node_set(node, kicked);
+		/* A no-op while the work is pending: one kick per batch. */
+		kthread_queue_work(w->worker, &w->work);
 	}
-	for_each_node_mask(node, kicked)
-		kthread_queue_work(mcp_cpu_workers[node]->worker,
-				   &mcp_cpu_workers[node]->work);
 }
 
 static struct mcp_engine mcp_cpu_engine = {
@@ -195,29 +204,32 @@ struct mcp_engine *mcp_engine_cpu(void)
 	return &mcp_cpu_engine;
 }
 
-static int mcp_cpu_worker_create(int node)
+static int mcp_cpu_worker_create(int cpu)
 {
 	struct mcp_cpu_worker *w;
 	int ret;
 
-	w = kzalloc_node(sizeof(*w), GFP_KERNEL, node);
+	w = kzalloc_node(sizeof(*w), GFP_KERNEL, cpu_to_node(cpu));
 	if (!w)
 		return -ENOMEM;
 	spin_lock_init(&w->lock);
 	INIT_LIST_HEAD(&w->jobs);
 	kthread_init_work(&w->work, mcp_cpu_work_fn);
 
-	/* 6.1 has no kthread_create_worker_on_node(): bind it afterwards. */
-	w->worker = kthread_create_worker(0, "mcp_dma/%d", node);
+	/*
+	 * Not kthread_create_worker_on_cpu(): its kthread_bind() does not
+	 * survive the CPU going offline; this affinity is broken instead.
+	 */
+	w->worker = kthread_create_worker(0, "mcp_dma/%d", cpu);
 	if (IS_ERR(w->worker)) {
 		ret = PTR_ERR(w->worker);
 		goto err_free_worker;
 	}
-	ret = set_cpus_allowed_ptr(w->worker->task, cpumask_of_node(node));
+	ret = set_cpus_allowed_ptr(w->worker->task, cpumask_of(cpu));
 	if (ret)
 		goto err_destroy_worker;
 
-	mcp_cpu_workers[node] = w;
+	mcp_cpu_workers[cpu] = w;
 	return 0;
 
 err_destroy_worker:
@@ -229,19 +241,26 @@ err_free_worker:
 
 int mcp_engine_cpu_init(void)
 {
-	int node, ret;
+	int cpu, ret = 0;
 
 	kref_init(&mcp_cpu_engine.ref);
-	for_each_node_state(node, N_CPU) {
-		ret = mcp_cpu_worker_create(node);
+	mcp_cpu_workers = kcalloc(nr_cpu_ids, sizeof(*mcp_cpu_workers),
+				  GFP_KERNEL);
+	if (!mcp_cpu_workers)
+		return -ENOMEM;
+
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		ret = mcp_cpu_worker_create(cpu);
 		if (ret)
-			goto err_exit;
-		if (mcp_cpu_default_node == NUMA_NO_NODE)
-			mcp_cpu_default_node = node;
+			break;
+		if (mcp_cpu_default_cpu < 0)
+			mcp_cpu_default_cpu = cpu;
 		mcp_cpu_engine.inflight++;
 	}
-	if (mcp_cpu_default_node == NUMA_NO_NODE)
-		return -ENODEV;
+	cpus_read_unlock();
+	if (ret)
+		goto err_exit;
 	return 0;
 
 err_exit:
@@ -252,19 +271,22 @@ err_exit:
 /* Every context is gone (rmmod is refused while fds exist): no jobs. */
 void mcp_engine_cpu_exit(void)
 {
-	int node;
+	int cpu;
 
-	for (node = 0; node < MAX_NUMNODES; node++) {
-		struct mcp_cpu_worker *w = mcp_cpu_workers[node];
+	if (!mcp_cpu_workers)
+		return;
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		struct mcp_cpu_worker *w = mcp_cpu_workers[cpu];
 
 		if (!w)
 			continue;
 		kthread_destroy_worker(w->worker);
 		WARN_ON(!list_empty(&w->jobs));
 		kfree(w);
-		mcp_cpu_workers[node] = NULL;
 	}
-	mcp_cpu_default_node = NUMA_NO_NODE;
+	kfree(mcp_cpu_workers);
+	mcp_cpu_workers = NULL;
+	mcp_cpu_default_cpu = -1;
 	mcp_cpu_engine.inflight = 0;
 }
 

@@ -817,10 +817,22 @@ TEST_F(host, close_with_jobs_in_flight)
 	close(self->fd);
 	self->fd = -1;
 	EXPECT_GT(2000 * MS, now_ns() - t0) TH_LOG("close waited for the stall");
-	/* All on one worker behind the stall, or waiting for it. */
+	/*
+	 * The stall and the jobs waiting for it are cancelled; the others
+	 * ran, or were cancelled if they queued behind the stall (on the
+	 * worker of the CPU the test ran on).
+	 */
 	for (int i = 0; i < n; i++) {
+		int status;
+
 		EXPECT_EQ(1, fence_wait(fences[i], 1000)) TH_LOG("fence %d", i);
-		EXPECT_EQ(-ECANCELED, fence_status(fences[i])) TH_LOG("fence %d", i);
+		status = fence_status(fences[i]);
+		if (i == 0 || i % 2) {
+			EXPECT_EQ(-ECANCELED, status) TH_LOG("fence %d", i);
+		} else {
+			EXPECT_TRUE(status == 1 || status == -ECANCELED)
+				TH_LOG("fence %d: status %d", i, status);
+		}
 		close(fences[i]);
 	}
 	EXPECT_EQ(0, counter_settles("dma_jobs_in_flight", 0));
