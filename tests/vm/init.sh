@@ -150,6 +150,20 @@ demo_devices() {
 	mcpctl bar read "$edu" 0 0x0
 }
 
+# A buffer copied through edu's DMA engine (verified byte for byte), the
+# engines of the device, and the cpu engine's throughput against memcpy and
+# its zero-length jobs/s on the host context.
+demo_dma() {
+	echo "\$ mcpctl dma engines 0"
+	mcpctl dma engines 0 || return 1
+	echo "\$ mcpctl dma copy 0 --engine edu --size 64K"
+	mcpctl dma copy 0 --engine edu --size 64K || return 1
+	echo "\$ mcpctl bo create host --size 4M --node 1"
+	mcpctl bo create host --size 4M --node 1 || return 1
+	echo "\$ mcpctl dma bench host --sizes 64K,1M,16M --jobs 500"
+	mcpctl dma bench host --sizes 64K,1M,16M --jobs 500
+}
+
 run_demo() {
 	# The demo loads and unloads the module itself.
 	grep -q '^mcp ' /proc/modules && rmmod mcp
@@ -161,6 +175,7 @@ run_demo() {
 	run_cmd sysfs grep . /sys/class/misc/mcp/abi_version \
 		/sys/class/misc/mcp/features /sys/class/misc/mcp/open_fds
 	run_cmd mcpctl-devices demo_devices
+	run_cmd mcpctl-dma demo_dma
 	run_cmd mcpctl-place demo_place
 	run_cmd mcpctl-top demo_top
 	run_cmd counters cat /sys/kernel/debug/mcp/counters
