@@ -9,14 +9,17 @@
 //    threads pinned to one CPU (every round trip is two wake-ups and two
 //    context switches), timed with no tracer and with the sched, cache and
 //    mcp tracers attached, alternating, ROUNDS times each in the same run,
-//    statistics off.  The ratio of the medians is the slowdown.  Target:
-//    <= 1.10x.
+//    statistics off.  The slowdown is the ratio of the medians and, as
+//    rounds next to each other share the host's load, the median of the
+//    per-round ratios; the target (<= 1.10x) is met only if both are.
+//    The sched tracer alone is timed too (the cache tracer's perf events
+//    cost context switches something on hosts with a PMU).
 // 3. The floor under that ratio: the same workload with empty programs
 //    ("return 0") on the tracepoints the sched tracer uses, as tp_btf and
 //    as raw_tp, timed in the same alternation.  What they cost is the
 //    kernel's fixed price per traced event, which no program can cut.
 //
-// Usage: mcp_bpf_bench [ROUND_TRIPS [ROUNDS]]   (10000, 9)
+// Usage: mcp_bpf_bench [ROUND_TRIPS [ROUNDS]]   (5000, 15)
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -101,7 +104,9 @@ struct Tracers {
 	mcp::trace::McpTracer mcp;
 	std::map<std::string, std::set<__u32>> ids;	// tracer -> program ids
 
-	Tracers()
+	// @sched_only: without the cache tracer's perf events (which hosts
+	// with a PMU count on every CPU) and the mcp tracer.
+	explicit Tracers(bool sched_only = false)
 	{
 		auto before = prog_ids();
 		auto added = [&before]() {
@@ -114,6 +119,8 @@ struct Tracers {
 
 		sched = mcp::trace::SchedTracer::open();
 		ids["sched"] = added();
+		if (sched_only)
+			return;
 		cache = mcp::trace::CacheTracer::open();
 		ids["cache"] = added();
 		try {
@@ -231,20 +238,40 @@ double median(std::vector<double> v)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// One line of the slowdown table: median, spread and ratio to @base.
-void print_side(const char *what, const std::vector<double> &v, double base)
+// Quantile @q of @v (nearest rank).
+double quantile(std::vector<double> v, double q)
 {
-	std::printf("  %-22s %10.0f ns/round trip (median; min %.0f, max %.0f)  %.3fx\n", what,
-		    median(v), *std::min_element(v.begin(), v.end()),
-		    *std::max_element(v.begin(), v.end()), median(v) / base);
+	std::sort(v.begin(), v.end());
+	return v[static_cast<std::size_t>(q * (v.size() - 1) + 0.5)];
+}
+
+// Per-round ratios side[r] / base[r]: rounds next to each other in time
+// share the host's load, which moves single rounds by 2x under TCG.
+std::vector<double> paired_ratios(const std::vector<double> &side, const std::vector<double> &base)
+{
+	std::vector<double> r;
+	for (std::size_t i = 0; i < side.size() && i < base.size(); i++)
+		r.push_back(side[i] / base[i]);
+	return r;
+}
+
+// One line of the slowdown table: median and spread, ratio of medians to
+// @base and the median (quartiles) of the per-round ratios.
+void print_side(const char *what, const std::vector<double> &v, const std::vector<double> &base)
+{
+	const std::vector<double> r = paired_ratios(v, base);
+	std::printf("  %-22s %8.0f ns/round trip (median; min %.0f, max %.0f)  %.3fx  "
+		    "per-round %.3fx (%.3f-%.3f)\n", what, median(v),
+		    *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()),
+		    median(v) / median(base), median(r), quantile(r, 0.25), quantile(r, 0.75));
 }
 
 } // namespace
 
 int main(int argc, char **argv)
 {
-	unsigned round_trips = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 10000;
-	unsigned rounds = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 9;
+	unsigned round_trips = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 5000;
+	unsigned rounds = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 15;
 	if (round_trips == 0 || rounds == 0) {
 		std::fprintf(stderr, "usage: mcp_bpf_bench [ROUND_TRIPS > 0 [ROUNDS > 0]]\n");
 		return 2;
@@ -252,7 +279,7 @@ int main(int argc, char **argv)
 	try {
 		// tracer -> program name -> totals over the statistics round
 		std::map<std::string, std::map<std::string, ProgStats>> costs;
-		std::vector<double> bare, empty_btf, empty_raw, traced;
+		std::vector<double> bare, empty_btf, empty_raw, sched_only, traced;
 		const int cpu = sched_getcpu();
 
 		ping_pong_ns(round_trips / 10 + 1, cpu);	// warm-up
@@ -268,6 +295,10 @@ int main(int argc, char **argv)
 			{
 				EmptyPrograms e(false);
 				empty_raw.push_back(ping_pong_ns(round_trips, cpu));
+			}
+			{
+				Tracers t(true);
+				sched_only.push_back(ping_pong_ns(round_trips, cpu));
 			}
 			Tracers t;
 			traced.push_back(ping_pong_ns(round_trips, cpu));
@@ -312,19 +343,24 @@ int main(int argc, char **argv)
 					    s.run_cnt ? std::to_string(s.run_time_ns / s.run_cnt).c_str()
 						      : "-");
 
-		const double base = median(bare), with = median(traced);
-		const double ratio = with / base;
+		// Met only if both estimators say so: the ratio of the medians and
+		// the median of the per-round ratios.
+		const double ratio = median(traced) / median(bare);
+		const double paired = median(paired_ratios(traced, bare));
+		const bool met = ratio <= 1.10 && paired <= 1.10;
 		std::printf("pipe ping-pong, 2 threads on CPU %d, %u round trips x %u rounds each, "
-			    "alternating\n", cpu, round_trips, rounds);
-		print_side("no tracer:", bare, base);
-		print_side("empty tp_btf programs:", empty_btf, base);
-		print_side("empty raw_tp programs:", empty_raw, base);
-		print_side("all tracers:", traced, base);
-		std::printf("  slowdown traced/none: %.3fx; target <= 1.10x: %s\n", ratio,
-			    ratio <= 1.10 ? "met" : "NOT met");
+			    "alternating; ratios to no tracer\n", cpu, round_trips, rounds);
+		print_side("no tracer:", bare, bare);
+		print_side("empty tp_btf programs:", empty_btf, bare);
+		print_side("empty raw_tp programs:", empty_raw, bare);
+		print_side("sched tracer only:", sched_only, bare);
+		print_side("all tracers:", traced, bare);
+		std::printf("  slowdown traced/none: %.3fx (per-round median %.3fx); target <= 1.10x: "
+			    "%s\n", ratio, paired, met ? "met" : "NOT met");
 		std::printf("bench-result bpf round_trips=%u rounds=%u none_ns=%.0f traced_ns=%.0f "
-			    "ratio=%.3f empty_tp_btf_ns=%.0f empty_raw_tp_ns=%.0f\n", round_trips,
-			    rounds, base, with, ratio, median(empty_btf), median(empty_raw));
+			    "ratio=%.3f paired_ratio=%.3f empty_tp_btf_ns=%.0f empty_raw_tp_ns=%.0f "
+			    "sched_only_ns=%.0f\n", round_trips, rounds, median(bare), median(traced),
+			    ratio, paired, median(empty_btf), median(empty_raw), median(sched_only));
 	} catch (const std::exception &e) {
 		std::fprintf(stderr, "bpf_bench: %s\n", e.what());
 		return 1;

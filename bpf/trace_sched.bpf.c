@@ -17,7 +17,8 @@
  * fields directly instead of through bpf_probe_read_kernel() and takes
  * the time from the run queue's clock, which the scheduler has just
  * updated, instead of bpf_ktime_get_ns() (an HPET read on hosts without a
- * stable TSC, e.g. the TCG test VM).  The raw_tp family sees task pointers
+ * stable TSC, e.g. the TCG test VM) where the kernel lets it (the _kt
+ * programs are the fallback).  The raw_tp family sees task pointers
  * as plain numbers, so it keeps the state in a pid-keyed hash map and reads
  * through bpf_probe_read_kernel() and bpf_ktime_get_ns().
  */
@@ -86,7 +87,7 @@ struct {
 	__type(value, struct mcp_sched_task);
 } tasks SEC(".maps");
 
-/* The scheduler's per-CPU run queues, for their clocks (tp_btf only). */
+/* The scheduler's per-CPU run queues, for their clocks (see clock_now()). */
 extern struct rq runqueues __ksym;
 
 static const struct mcp_sched_task zero_task;
@@ -101,28 +102,37 @@ static const struct task_state zero_state;
 	((btf) ? __builtin_preserve_access_index(({ (p)->__VA_ARGS__; })) \
 	       : BPF_CORE_READ(p, __VA_ARGS__))
 
-static __always_inline __u64 task_cgroup_id(struct task_struct *p, const bool btf)
+/*
+ * Read through bpf_probe_read_kernel() in both families: newer verifiers
+ * see p->cgroups as an RCU pointer that may be NULL and refuse the plain
+ * chain.  Only the cgroup filter and a record's creation need it.
+ */
+static __always_inline __u64 task_cgroup_id(struct task_struct *p)
 {
-	if (btf)
-		return p->cgroups->dfl_cgrp->kn->id;
 	return BPF_CORE_READ(p, cgroups, dfl_cgrp, kn, id);
 }
 
 static __always_inline bool task_selected(struct task_struct *p, const bool btf)
 {
+	if (!p)		/* sched_swap_numa's dst may be NULL */
+		return false;
 	if (targ_tgid && (__u32)TASK_READ(btf, p, tgid) != targ_tgid)
 		return false;
-	if (filter_cgroup && task_cgroup_id(p, btf) != targ_cgroup_id)
+	if (filter_cgroup && task_cgroup_id(p) != targ_cgroup_id)
 		return false;
 	return true;
 }
 
-/* Now, on the clock of @cpu's run queue (tp_btf) or CLOCK_MONOTONIC. */
-static __always_inline __u64 clock_now(__u32 cpu, const bool btf)
+/*
+ * Now, on the clock of @cpu's run queue or CLOCK_MONOTONIC.  The run
+ * queues are a per-CPU variable, which the verifier finds only in a
+ * kernel with CONFIG_KALLSYMS_ALL: the loader picks the programs.
+ */
+static __always_inline __u64 clock_now(__u32 cpu, const bool rq_clock)
 {
 	struct rq *rq;
 
-	if (!btf)
+	if (!rq_clock)
 		return bpf_ktime_get_ns();
 	rq = bpf_per_cpu_ptr(&runqueues, cpu);
 	return rq ? rq->clock : 0;
@@ -169,12 +179,13 @@ static __always_inline struct mcp_sched_task *task_record(struct task_struct *p,
 		return NULL;
 	t->pid = pid;
 	t->tgid = TASK_READ(btf, p, tgid);
-	t->cgroup_id = task_cgroup_id(p, btf);
+	t->cgroup_id = task_cgroup_id(p);
 	BPF_CORE_READ_STR_INTO(&t->comm, p, comm);
 	return t;
 }
 
-static __always_inline int on_wakeup(struct task_struct *p, const bool btf)
+static __always_inline int on_wakeup(struct task_struct *p, const bool btf,
+				     const bool rq_clock)
 {
 	__u32 pid = TASK_READ(btf, p, pid);
 	struct task_state *st;
@@ -183,9 +194,16 @@ static __always_inline int on_wakeup(struct task_struct *p, const bool btf)
 		return 0;
 	st = task_state_of(p, pid, btf);
 	if (st)
-		st->runnable_since = clock_now(TASK_READ(btf, p, thread_info.cpu), btf);
+		st->runnable_since = clock_now(TASK_READ(btf, p, thread_info.cpu), rq_clock);
 	return 0;
 }
+
+/*
+ * The fields switch_out() and switch_in() update are a thread's own: its
+ * switches are serialized by its run queue's lock (it cannot be picked
+ * elsewhere before its switch-out here is done), so plain adds suffice.
+ * Events about a thread from other CPUs (migrate, NUMA) use atomics.
+ */
 
 /* @prev leaves @cpu: its time there, and a wait if it is still runnable. */
 static __always_inline void switch_out(struct task_struct *prev, __u32 cpu, __u64 now,
@@ -211,7 +229,7 @@ static __always_inline void switch_out(struct task_struct *prev, __u32 cpu, __u6
 		return;
 	node = node_of(cpu);
 	if (node < MCP_TRACE_MAX_NODES)
-		__sync_fetch_and_add(&t->oncpu_ns[node], now - since);
+		t->oncpu_ns[node] += now - since;
 	t->last_cpu = cpu;
 	t->last_node = node;
 }
@@ -251,24 +269,24 @@ static __always_inline void switch_in(struct task_struct *next, __u32 cpu, __u64
 		slot = mcp_log2l(delta / 1000);
 		if (slot >= MCP_TRACE_SLOTS)
 			slot = MCP_TRACE_SLOTS - 1;
-		__sync_fetch_and_add(&t->runq_slots[slot], 1);
-		__sync_fetch_and_add(&t->runq_count, 1);
-		__sync_fetch_and_add(&t->runq_total_ns, delta);
+		t->runq_slots[slot]++;
+		t->runq_count++;
+		t->runq_total_ns += delta;
 		if (delta > t->runq_max_ns)
 			t->runq_max_ns = delta;
 	}
 	if (last && last != cpu + 1) {
-		__sync_fetch_and_add(&t->migrations, 1);
+		t->migrations++;
 		if (node_of(last - 1) != node_of(cpu))
-			__sync_fetch_and_add(&t->cross_node_migrations, 1);
+			t->cross_node_migrations++;
 	}
 }
 
 static __always_inline int on_switch(struct task_struct *prev, struct task_struct *next,
-				     const bool btf)
+				     const bool btf, const bool rq_clock)
 {
 	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
-	__u64 now = clock_now(cpu, btf), since;
+	__u64 now = clock_now(cpu, rq_clock), since;
 	__u64 *sincep;
 
 	sincep = bpf_map_lookup_elem(&cpu_since, &zero);
@@ -320,19 +338,19 @@ static __always_inline void count_numa(struct task_struct *p, enum numa_kind kin
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(sched_wakeup_btf, struct task_struct *p)
 {
-	return on_wakeup(p, true);
+	return on_wakeup(p, true, true);
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new_btf, struct task_struct *p)
 {
-	return on_wakeup(p, true);
+	return on_wakeup(p, true, true);
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(prev, next, true);
+	return on_switch(prev, next, true, true);
 }
 
 SEC("tp_btf/sched_migrate_task")
@@ -365,24 +383,45 @@ int BPF_PROG(sched_stick_numa_btf, struct task_struct *src, int src_cpu,
 	return 0;
 }
 
+/* tp_btf with CLOCK_MONOTONIC, for kernels without CONFIG_KALLSYMS_ALL. */
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(sched_wakeup_btf_kt, struct task_struct *p)
+{
+	return on_wakeup(p, true, false);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new_btf_kt, struct task_struct *p)
+{
+	return on_wakeup(p, true, false);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch_btf_kt, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	return on_switch(prev, next, true, false);
+}
+
 /* ---- raw_tp family: kernels whose BTF lacks the tracepoint types ---- */
 
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(sched_wakeup_raw, struct task_struct *p)
 {
-	return on_wakeup(p, false);
+	return on_wakeup(p, false, false);
 }
 
 SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new_raw, struct task_struct *p)
 {
-	return on_wakeup(p, false);
+	return on_wakeup(p, false, false);
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(prev, next, false);
+	return on_switch(prev, next, false, false);
 }
 
 SEC("raw_tp/sched_migrate_task")

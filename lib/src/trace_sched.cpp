@@ -11,6 +11,10 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <string>
 
 #include "trace_internal.hpp"
 #include "trace_sched.h"
@@ -53,6 +57,21 @@ bool kernel_has_tp_btf(const char *name)
 bool kernel_has_tracepoint(const char *name)
 {
 	return libbpf_find_vmlinux_btf_id(name, BPF_TRACE_RAW_TP) > 0;
+}
+
+// Whether the verifier can resolve the per-CPU variable @name: it looks
+// data symbols up in kallsyms, which lists them with CONFIG_KALLSYMS_ALL.
+bool kernel_has_data_symbol(const char *name)
+{
+	std::ifstream kallsyms("/proc/kallsyms");
+	std::string addr, type, sym;
+
+	while (kallsyms >> addr >> type >> sym) {
+		if (sym == name)
+			return true;
+		kallsyms.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+	}
+	return false;
 }
 
 } // namespace
@@ -110,10 +129,21 @@ SchedTracer SchedTracer::open(const SchedOptions &options)
 		s->progs.sched_move_numa_raw, s->progs.sched_swap_numa_raw,
 		s->progs.sched_stick_numa_raw,
 	};
+	// The hot tp_btf programs read the run queues' clocks where the
+	// verifier can find them, else CLOCK_MONOTONIC (the _kt twins).
+	struct bpf_program *btf_kt_progs[] = {
+		s->progs.sched_wakeup_btf_kt, s->progs.sched_wakeup_new_btf_kt,
+		s->progs.sched_switch_btf_kt,
+	};
+	const bool rq_clock = btf && kernel_has_data_symbol("runqueues");
 	for (auto *p : btf_progs)
 		bpf_program__set_autoload(p, btf);
 	for (auto *p : raw_progs)
 		bpf_program__set_autoload(p, !btf);
+	for (std::size_t i = 0; i < std::size(btf_kt_progs); i++) {
+		bpf_program__set_autoload(btf_progs[i], rq_clock);
+		bpf_program__set_autoload(btf_kt_progs[i], btf && !rq_clock);
+	}
 	// Each family keeps its per-thread state in its own map; the other's
 	// is not created (kernels without tp_btf lack task storage too).
 	bpf_map__set_autocreate(s->maps.task_states, btf);
