@@ -260,6 +260,17 @@ nlohmann::ordered_json top_json(const TopFrame &f, TopSort sort, std::size_t row
 				std::string_view time);
 
 
+// ---- pool (pool.cpp) ----
+Command add_pool_command(CLI::App &app);
+// FNV-1a 64 of @bytes: what attach prints so that both ends can compare.
+std::uint64_t tensor_checksum(std::span<const std::byte> bytes) noexcept;
+// Up to @max bytes as text, '.' for anything not printable (and for '"', '\\').
+std::string printable_head(std::span<const std::byte> bytes, std::size_t max);
+nlohmann::ordered_json tensor_json(const mcp::Tensor &t, std::span<const std::byte> bytes);
+std::string format_pool_stat_text(std::string_view path, const mcp::PoolStat &s);
+// The schema is documented in Documentation/tensor-pool.rst.
+nlohmann::ordered_json pool_stat_json(std::string_view path, const mcp::PoolStat &s);
+
 } // namespace mcpctl
 
 #endif // MCPCTL_COMMANDS_HPP

@@ -41,6 +41,7 @@ int main(int argc, char **argv)
 		add_dma_command(app),
 		add_trace_command(app),
 		add_top_command(app),
+		add_pool_command(app),
 	};
 
 	try {

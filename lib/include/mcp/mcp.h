@@ -738,6 +738,8 @@ MCP_EXPORT const char *mcp_place_origin_name(uint32_t origin);
 
 /* The eBPF tracers (Documentation/observability.rst). */
 #include <mcp/trace.h>
+/* The tensor pool shared between processes (Documentation/tensor-pool.rst). */
+#include <mcp/tensor_pool.h>
 /* Buffers, DMA and fences (Documentation/libmcp.rst). */
 #include <mcp/dma.h>
 

@@ -663,6 +663,8 @@ MCP_EXPORT std::vector<HostPciLink> scan_pci_links(const std::string &sysfs_root
 
 // The eBPF tracers (Documentation/observability.rst).
 #include <mcp/trace.hpp>
+// The tensor pool shared between processes (Documentation/tensor-pool.rst).
+#include <mcp/tensor_pool.hpp>
 // Buffers, DMA and fences (Documentation/libmcp.rst).
 #include <mcp/dma.hpp>
 
