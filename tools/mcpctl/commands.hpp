@@ -8,7 +8,6 @@
 #include <iosfwd>
 #include <optional>
 #include <span>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -258,7 +257,6 @@ std::string format_top_text(const TopFrame &f, TopSort sort, std::size_t rows, b
 // The schema is documented in Documentation/observability.rst.
 nlohmann::ordered_json top_json(const TopFrame &f, TopSort sort, std::size_t rows,
 				std::string_view time);
-
 
 // ---- pool (pool.cpp) ----
 Command add_pool_command(CLI::App &app);
