@@ -815,6 +815,21 @@ static int mcp_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
 	return 0;
 }
 
+/* DMA_BUF_IOCTL_SYNC: the BO's own device mapping, if it has one. */
+static int mcp_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
+				       enum dma_data_direction dir)
+{
+	mcp_bo_sync_for_cpu(dmabuf->priv, dir);
+	return 0;
+}
+
+static int mcp_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
+				     enum dma_data_direction dir)
+{
+	mcp_bo_sync_for_device(dmabuf->priv, dir);
+	return 0;
+}
+
 /* The kernel mapping lives as long as the BO: nothing to undo. */
 static void mcp_dmabuf_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
 {
@@ -824,6 +839,8 @@ static const struct dma_buf_ops mcp_dmabuf_ops = {
 	.map_dma_buf = mcp_dmabuf_map,
 	.unmap_dma_buf = mcp_dmabuf_unmap,
 	.release = mcp_dmabuf_release,
+	.begin_cpu_access = mcp_dmabuf_begin_cpu_access,
+	.end_cpu_access = mcp_dmabuf_end_cpu_access,
 	.mmap = mcp_dmabuf_mmap,
 	.vmap = mcp_dmabuf_vmap,
 	.vunmap = mcp_dmabuf_vunmap,

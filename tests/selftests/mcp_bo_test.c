@@ -10,6 +10,7 @@
  */
 #include "mcp_dev.h"
 
+#include <linux/dma-buf.h>
 #include <pthread.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -905,6 +906,7 @@ TEST_F(bo, userptr_cap_ipc_lock_bypasses_limit)
 
 TEST_F(bo, export_import_same_bytes)
 {
+	struct dma_buf_sync sync = { 0 };
 	size_t len = 5 * self->pg;
 	unsigned char *a, *d, *m;
 	struct mcp_bo_info info;
@@ -921,10 +923,14 @@ TEST_F(bo, export_import_same_bytes)
 	EXPECT_EQ(FD_CLOEXEC, fcntl(dmabuf, F_GETFD));
 	EXPECT_EQ(1, mcp_counter("bo_exports"));
 
-	/* The dma-buf maps directly ... */
+	/* The dma-buf maps directly, with CPU access bracketed as for any. */
 	d = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, dmabuf, 0);
 	ASSERT_NE(MAP_FAILED, d);
+	sync.flags = DMA_BUF_SYNC_START | DMA_BUF_SYNC_RW;
+	EXPECT_EQ(0, mcp_ioctl(dmabuf, DMA_BUF_IOCTL_SYNC, &sync));
 	EXPECT_TRUE(check(d, len, 8));
+	sync.flags = DMA_BUF_SYNC_END | DMA_BUF_SYNC_RW;
+	EXPECT_EQ(0, mcp_ioctl(dmabuf, DMA_BUF_IOCTL_SYNC, &sync));
 
 	/* ... and through another context that imported it. */
 	other = open_ctx(self, variant);
