@@ -162,15 +162,17 @@ static void mcp_cpu_work_fn(struct kthread_work *work)
 /* The CPU whose worker runs a job for @node; any context. */
 static int mcp_cpu_worker_cpu(int node)
 {
-	int cpu = raw_smp_processor_id();
+	/* Not preemptible: the distribution cursor is per CPU. */
+	int self = get_cpu(), cpu = self;
 
 	if (node != NUMA_NO_NODE && cpu_to_node(cpu) != node &&
 	    node_state(node, N_CPU)) {
 		cpu = cpumask_any_and_distribute(cpumask_of_node(node),
 						 cpu_online_mask);
 		if (cpu >= nr_cpu_ids)
-			cpu = raw_smp_processor_id();
+			cpu = self;
 	}
+	put_cpu();
 	return mcp_cpu_workers[cpu] ? cpu : mcp_cpu_default_cpu;
 }
 
