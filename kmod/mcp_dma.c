@@ -467,7 +467,9 @@ static void mcp_dma_job_commit(struct mcp_dma_ctx *dctx,
 	if (job->in_fence) {
 		/* Armed first: once the callback is in, the job may finish. */
 		hrtimer_start(&job->deadline_timer,
-			      ns_to_ktime(job->deadline_ns), HRTIMER_MODE_ABS);
+			      ns_to_ktime(min_t(u64, job->deadline_ns,
+						KTIME_MAX)),
+			      HRTIMER_MODE_ABS);
 		dma_fence_get(&job->fence);
 		ret = dma_fence_add_callback(job->in_fence, &job->in_cb,
 					     mcp_dma_in_fence_cb);

@@ -551,6 +551,24 @@ TEST_F(host, async_fence_poll_and_info)
 	ASSERT_EQ(0, ioctl(fence, SYNC_IOC_FILE_INFO, &info));
 	EXPECT_EQ(1, info.status);
 	EXPECT_EQ(1, info.num_fences);
+
+	close(fence);
+
+	/*
+	 * The farthest deadline while waiting for an in-fence is no time-out
+	 * at all: the first job is held back by coalescing for 200 ms.
+	 */
+	ASSERT_EQ(0, knob_write(HOST_KNOBS, "wc_depth", 4));
+	ASSERT_EQ(0, knob_write(HOST_KNOBS, "wc_timeout_us", 200000));
+	dma_arg(&s, MCP_ENGINE_CPU, a, b, MIB);
+	fence = dma_async(self->fd, &s);
+	ASSERT_LE(0, fence);
+	dma_arg(&s, MCP_ENGINE_CPU, b, a, MIB);
+	s.flags = MCP_DMA_IN_FENCE;
+	s.in_fence = fence;
+	s.deadline_ns = ~0ULL;
+	EXPECT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_DMA_SUBMIT, &s));
+	EXPECT_EQ(1, fence_status(fence));
 	close(fence);
 }
 
