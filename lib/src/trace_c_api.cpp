@@ -2,6 +2,7 @@
 // The C API of the eBPF tracers (<mcp/trace.h>) over mcp::trace.
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <new>
 #include <optional>
@@ -99,9 +100,9 @@ int mcp_trace_available(const struct mcp_trace *trace, uint32_t group, char *why
 		copy_text(why, len, trace->cache->llc_message());
 		return 0;
 	}
-	if (group == MCP_TRACE_MCP) {
-		copy_text(why, len, "DMA/job latency per engine unavailable: mcp.ko has no job "
-				    "tracepoints yet");
+	if (group == MCP_TRACE_MCP && !trace->mcp->jobs_available()) {
+		copy_text(why, len, "DMA/job latency per engine unavailable: this mcp.ko has no job "
+				    "tracepoints (mcp:mcp_dma_submit, mcp:mcp_dma_done)");
 		return 0;
 	}
 	copy_text(why, len, "");
@@ -139,33 +140,39 @@ int mcp_trace_snapshot(struct mcp_trace *trace, size_t *nr_tasks)
 
 int mcp_trace_get_task(const struct mcp_trace *trace, size_t index, struct mcp_trace_task *out)
 {
-	if (!trace || !out || out->size < sizeof(struct mcp_trace_task) ||
-	    index >= trace->tasks.size())
+	// The first version of the struct ended at placements.
+	constexpr std::size_t v1_size = offsetof(struct mcp_trace_task, dma_jobs);
+
+	if (!trace || !out || out->size < v1_size || index >= trace->tasks.size())
 		return trace_fail(EINVAL, "mcp_trace_get_task: NULL argument, out->size too small or "
 					  "index out of range");
 	const mcp::trace::TaskRecord &r = trace->tasks[index];
 	const uint32_t size = out->size;
+	// Filled whole, then copied as far as the caller's @size.
+	struct mcp_trace_task t = {};
 
-	std::memset(out, 0, sizeof(*out));
-	out->size = size;
-	out->pid = r.pid;
-	out->tgid = r.tgid;
-	out->node = r.node;
-	copy_text(out->comm, sizeof(out->comm), r.comm);
-	out->oncpu_ns = r.oncpu_ns;
-	out->runq_count = r.runq_us.count();
-	out->runq_p50_us = r.runq_us.percentile(50);
-	out->runq_p99_us = r.runq_us.percentile(99);
-	out->runq_total_ns = r.runq_total_ns;
-	out->runq_max_ns = r.runq_max_ns;
+	t.size = size;
+	t.pid = r.pid;
+	t.tgid = r.tgid;
+	t.node = r.node;
+	copy_text(t.comm, sizeof(t.comm), r.comm);
+	t.oncpu_ns = r.oncpu_ns;
+	t.runq_count = r.runq_us.count();
+	t.runq_p50_us = r.runq_us.percentile(50);
+	t.runq_p99_us = r.runq_us.percentile(99);
+	t.runq_total_ns = r.runq_total_ns;
+	t.runq_max_ns = r.runq_max_ns;
 	for (std::size_t i = 0; i < r.runq_us.slots.size() && i < MCP_TRACE_HIST_SLOTS; i++)
-		out->runq_slots[i] = r.runq_us.slots[i];
-	out->migrations = r.migrations;
-	out->cross_node_migrations = r.cross_node_migrations;
-	out->llc_valid = r.llc_references.has_value();
-	out->llc_references = r.llc_references.value_or(0);
-	out->llc_misses = r.llc_misses.value_or(0);
-	out->placements = r.placements;
+		t.runq_slots[i] = r.runq_us.slots[i];
+	t.migrations = r.migrations;
+	t.cross_node_migrations = r.cross_node_migrations;
+	t.llc_valid = r.llc_references.has_value();
+	t.llc_references = r.llc_references.value_or(0);
+	t.llc_misses = r.llc_misses.value_or(0);
+	t.placements = r.placements;
+	t.dma_jobs = r.dma_jobs;
+	t.dma_p99_us = r.dma_latency_us.percentile(99);
+	std::memcpy(out, &t, std::min<std::size_t>(size, sizeof(t)));
 	return 0;
 }
 

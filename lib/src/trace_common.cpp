@@ -196,6 +196,15 @@ std::vector<TaskRecord> join_tasks(const SchedSnapshot &sched, const CacheSnapsh
 			r.pid = p.pid;
 			r.placements++;
 		}
+		for (const TaskJobs &t : mcp->job_tasks) {
+			TaskRecord &r = rows[t.pid];
+
+			r.pid = t.pid;
+			if (!r.tgid)
+				r.tgid = t.tgid;
+			r.dma_jobs = t.jobs;
+			r.dma_latency_us = t.latency_us;
+		}
 	}
 	std::vector<TaskRecord> out;
 	out.reserve(rows.size());

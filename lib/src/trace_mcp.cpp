@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// mcp::trace::McpTracer: placement decisions of mcp.ko from the raw
-// tracepoint mcp:mcp_place (bpf/trace_mcp.bpf.c), drained from its ring
-// buffer, filtered by the placed task and counted per node and reason.
+// mcp::trace::McpTracer: placement decisions and finished DMA jobs of
+// mcp.ko from its raw tracepoints (bpf/trace_mcp.bpf.c), drained from their
+// ring buffers, filtered by the placed or submitting task, counted per node
+// and reason and, for jobs, as latency histograms per engine and per task.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <utility>
 
 #include "trace_internal.hpp"
 #include "trace_mcp.h"
@@ -31,7 +35,23 @@ struct RingDeleter {
 };
 
 constexpr const char *jobs_unavailable =
-	"DMA/job latency per engine unavailable: mcp.ko has no job tracepoints yet";
+	"DMA/job latency per engine unavailable: this mcp.ko has no job tracepoints "
+	"(mcp:mcp_dma_submit, mcp:mcp_dma_done)";
+
+// Counts @ns, in microseconds, in the log2 histogram @h.
+void add_us(Log2Histogram &h, std::uint64_t ns)
+{
+	std::uint64_t us = ns / 1000;
+	unsigned slot = 0;
+
+	while (us > 1 && slot + 1 < histogram_slots) {
+		us >>= 1;
+		slot++;
+	}
+	if (h.slots.size() < histogram_slots)
+		h.slots.resize(histogram_slots, 0);
+	h.slots[slot]++;
+}
 
 // The tgid of thread @pid, 0 when it is gone.
 int tgid_of(int pid)
@@ -65,7 +85,10 @@ std::uint64_t cgroup_of(int pid, const std::string &mount)
 struct McpTracer::Impl {
 	std::unique_ptr<struct trace_mcp, SkelDeleter> skel;
 	std::unique_ptr<struct bpf_link, LinkDeleter> link;
+	std::unique_ptr<struct bpf_link, LinkDeleter> submit_link, done_link;
 	std::unique_ptr<struct ring_buffer, RingDeleter> ring;
+	bool jobs = false;	// the job tracepoints exist and are attached
+	std::vector<struct mcp_dma_job_record> pending_jobs;
 	Filter filter;
 	std::uint64_t cgroup_id = 0;
 	std::vector<PlacementRecord> pending;
@@ -99,6 +122,52 @@ struct McpTracer::Impl {
 		self->pending.push_back(p);
 		return 0;
 	}
+
+	static int on_job(void *ctx, void *data, std::size_t size)
+	{
+		auto *self = static_cast<Impl *>(ctx);
+		struct mcp_dma_job_record r = {};
+
+		std::memcpy(&r, data, std::min(size, sizeof(r)));
+		self->pending_jobs.push_back(r);
+		return 0;
+	}
+
+	// The jobs drained since the last snapshot that pass the filter
+	// (jobs whose submitter was not seen pass only without a filter).
+	void count_jobs(McpSnapshot &snap)
+	{
+		std::map<std::pair<int, unsigned>, EngineJobs> engines;
+		std::map<int, TaskJobs> tasks;
+		const bool filtered = filter.pid || cgroup_id;
+
+		for (const auto &r : pending_jobs) {
+			if (r.pid ? !selected(r.pid) : filtered)
+				continue;
+			EngineJobs &e = engines[{r.dev, r.engine}];
+			e.dev = r.dev;
+			e.engine = r.engine;
+			e.jobs++;
+			e.errors += r.error != 0 || !r.start_ns;
+			e.bytes += r.length;
+			const std::uint64_t latency = r.done_ns > r.submit_ns ? r.done_ns - r.submit_ns : 0;
+			add_us(e.latency_us, latency);
+			if (r.start_ns)
+				add_us(e.queue_us, r.start_ns > r.submit_ns ? r.start_ns - r.submit_ns : 0);
+			if (!r.pid)
+				continue;
+			TaskJobs &t = tasks[r.pid];
+			t.pid = r.pid;
+			t.tgid = r.tgid;
+			t.jobs++;
+			add_us(t.latency_us, latency);
+		}
+		pending_jobs.clear();
+		for (auto &[key, e] : engines)
+			snap.engines.push_back(std::move(e));
+		for (auto &[pid, t] : tasks)
+			snap.job_tasks.push_back(std::move(t));
+	}
 };
 
 McpTracer::McpTracer() noexcept = default;
@@ -131,11 +200,38 @@ McpTracer McpTracer::open(const McpOptions &options)
 					  impl.get(), nullptr));
 	if (!impl->ring)
 		throw detail::load_error(errno, "mcp", "opening the placement ring buffer", log.text());
+
+	// The job tracepoints came after mcp_place: a module without them
+	// still gives placements, and jobs say why they are missing.
+	impl->submit_link.reset(bpf_program__attach_raw_tracepoint(s->progs.mcp_dma_submit,
+								   "mcp_dma_submit"));
+	if (impl->submit_link)
+		impl->done_link.reset(bpf_program__attach_raw_tracepoint(s->progs.mcp_dma_done,
+									 "mcp_dma_done"));
+	if (!impl->submit_link || !impl->done_link) {
+		int err = errno;
+		impl->submit_link.reset();
+		if (err != ENOENT)
+			throw detail::load_error(err, "mcp", "attaching to the DMA job tracepoints",
+						 log.text());
+	} else {
+		int err = ring_buffer__add(impl->ring.get(), bpf_map__fd(s->maps.dma_jobs),
+					   Impl::on_job, impl.get());
+		if (err)
+			throw detail::load_error(-err, "mcp", "opening the DMA job ring buffer",
+						 log.text());
+		impl->jobs = true;
+	}
 	impl->since_ns = detail::monotonic_ns();
 
 	McpTracer t;
 	t.impl_ = std::move(impl);
 	return t;
+}
+
+bool McpTracer::jobs_available() const noexcept
+{
+	return impl_ && impl_->jobs;
 }
 
 McpSnapshot McpTracer::snapshot()
@@ -149,16 +245,20 @@ McpSnapshot McpTracer::snapshot()
 	impl_->since_ns = now;
 	int n = ring_buffer__consume(impl_->ring.get());
 	if (n < 0)
-		throw TraceError(-n, std::string("reading the placement ring buffer failed: ") +
+		throw TraceError(-n, std::string("reading the placement and job ring buffers failed: ") +
 					     std::strerror(-n));
 	for (const PlacementRecord &p : impl_->pending)
 		if (impl_->selected(p.pid))
 			snap.placements.push_back(p);
 	impl_->pending.clear();
 	snap.counts = count_placements(snap.placements);
-	snap.jobs_available = false;
-	snap.jobs_message = jobs_unavailable;
-	snap.dropped = __atomic_exchange_n(&impl_->skel->bss->dropped_records, 0, __ATOMIC_RELAXED);
+	snap.jobs_available = impl_->jobs;
+	if (impl_->jobs)
+		impl_->count_jobs(snap);
+	else
+		snap.jobs_message = jobs_unavailable;
+	snap.dropped = __atomic_exchange_n(&impl_->skel->bss->dropped_records, 0, __ATOMIC_RELAXED) +
+		       __atomic_exchange_n(&impl_->skel->bss->dropped_jobs, 0, __ATOMIC_RELAXED);
 	return snap;
 }
 

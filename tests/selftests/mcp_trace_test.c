@@ -9,7 +9,8 @@
  *   sched_setaffinity() shows exactly N cross-node migrations: pinned to a
  *   single CPU at a time, the kernel has no other CPU to move it to, so it
  *   adds none;
- * - a placement through MCP_IOC_PLACE appears in the mcp trace, and
+ * - a placement through MCP_IOC_PLACE appears in the mcp trace, DMA jobs
+ *   on the host context appear with their submitter and latency, and
  *   without mcp.ko the mcp group says so (-ENOENT);
  * - pid and cgroup filters select exactly the right tasks (the cgroup of
  *   the woken task, not of the waker: the timer wakes the child);
@@ -250,6 +251,60 @@ TEST(placement_appears_in_mcp_trace)
 	r = find_task(task_buf, nr, gettid());
 	ASSERT_NE(NULL, r) TH_LOG("no placement record for thread %d", gettid());
 	EXPECT_EQ(1, r->placements);
+	mcp_trace_close(t);
+}
+
+/* A kernel BO of @len bytes on the host context @fd: its handle, 0 on failure. */
+static __u32 host_bo(int fd, __u64 len)
+{
+	struct mcp_bo_create c = { .size = sizeof(c), .length = len };
+
+	return mcp_ioctl(fd, MCP_IOC_BO_CREATE, &c) ? 0 : c.handle;
+}
+
+/*
+ * DMA jobs this thread submits on the host context (cpu engine) show up
+ * as its job count and a submit-to-done p99 (mcp:mcp_dma_submit/done).
+ */
+TEST(dma_jobs_appear_in_mcp_trace)
+{
+	struct mcp_dma_submit s;
+	const struct mcp_trace_task *r;
+	struct mcp_trace *t;
+	__u32 src, dst;
+	char why[256];
+	int fd, nr, i;
+
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	ASSERT_EQ(0, trace_open(MCP_TRACE_MCP, getpid(), NULL, 0, &t));
+	ASSERT_EQ(1, mcp_trace_available(t, MCP_TRACE_MCP, why, sizeof(why))) TH_LOG("%s", why);
+	fd = mcp_open();
+	ASSERT_GE(fd, 0);
+	src = host_bo(fd, 1 << 20);
+	dst = host_bo(fd, 1 << 20);
+	ASSERT_NE(0, src);
+	ASSERT_NE(0, dst);
+	for (i = 0; i < 5; i++) {
+		memset(&s, 0, sizeof(s));
+		s.size = sizeof(s);
+		s.engine = MCP_ENGINE_CPU;
+		s.src_handle = src;
+		s.dst_handle = dst;
+		s.length = 1 << 20;
+		s.out_fence = -1;
+		ASSERT_EQ(0, mcp_ioctl(fd, MCP_IOC_DMA_SUBMIT, &s)) TH_LOG("job %d", i);
+	}
+	close(fd);
+	nr = snapshot(t, task_buf, MAX_TASKS);
+	r = find_task(task_buf, nr, gettid());
+	ASSERT_NE(NULL, r) TH_LOG("no job record for thread %d", gettid());
+	EXPECT_EQ(5, r->dma_jobs);
+	/* Copying 1 MiB takes far more than a microsecond, even natively. */
+	EXPECT_LT(1.0, r->dma_p99_us);
+	/* The next interval has none. */
+	nr = snapshot(t, task_buf, MAX_TASKS);
+	r = find_task(task_buf, nr, gettid());
+	EXPECT_TRUE(!r || r->dma_jobs == 0);
 	mcp_trace_close(t);
 }
 
@@ -497,7 +552,8 @@ FIXTURE_TEARDOWN(leaks) {}
  * 10 rounds by default; MCP_SELFTEST_BPF_ROUNDS=100 runs the 100 the issue
  * asks for (minutes under TCG).  In one CI run of 100 rounds a vCPU stopped
  * answering the IPIs of text_poke_bp() (a soft lockup while re-patching
- * sched_switch's static call): see Documentation/testing-vm.rst.
+ * sched_switch's static call); 100 rounds under run-vm.py --tcg-single
+ * passed (481 s): see Documentation/testing-vm.rst.
  */
 TEST_F_TIMEOUT(leaks, load_unload_rounds, 900)
 {

@@ -58,7 +58,7 @@ TopFrame sample_frame()
 	f.llc_message = "LLC counters unavailable on this host (no PMU)";
 	f.mcp_available = false;
 	f.mcp_message = "placements: n/a (mcp.ko not loaded)";
-	f.jobs_message = "DMA/job latency per engine unavailable: mcp.ko has no job tracepoints yet";
+	f.jobs_message = "DMA/job latency per engine unavailable: mcp.ko has no job tracepoints";
 	return f;
 }
 
@@ -116,7 +116,7 @@ Test(top_format, text_frame)
 		"run queue: 12 waits, p50 25.0 us, p99 2047.0 us\n"
 		"LLC counters unavailable on this host (no PMU)\n"
 		"placements: n/a (mcp.ko not loaded)\n"
-		"DMA/job latency per engine unavailable: mcp.ko has no job tracepoints yet\n"
+		"DMA/job latency per engine unavailable: mcp.ko has no job tracepoints\n"
 		"\n"
 		"    PID    TGID COMM             NODE   CPU%  RUNQ-P50  RUNQ-P99  XNODE/s LLC-M% PLACE  JOB-P99\n"
 		"    300     300 busy                1   75.0      23.5      31.0      3.0    n/a   n/a      n/a\n"
@@ -153,7 +153,7 @@ Test(top_format, json_schema)
 				   "runq_waits", "runq_p50_us", "runq_p99_us",
 				   "cross_node_migrations", "cross_node_migrations_per_s",
 				   "llc_references", "llc_misses", "llc_miss_percent", "placements",
-				   "job_p99_us"};
+				   "dma_jobs", "job_p99_us"};
 	std::size_t i = 0;
 
 	for (auto it = parsed.begin(); it != parsed.end(); ++it, ++i) {
@@ -195,7 +195,31 @@ Test(top_format, json_schema)
 	cr_expect(busy["llc_references"].is_null());
 	cr_expect(busy["llc_miss_percent"].is_null());
 	cr_expect(busy["placements"].is_null());
+	cr_expect(busy["dma_jobs"].is_null());
 	cr_expect(busy["job_p99_us"].is_null());
+}
+
+Test(top_format, job_p99_of_mcp_tasks)
+{
+	auto f = sample_frame();
+	f.jobs_available = true;
+	f.tasks[2].dma_jobs = 4;
+	f.tasks[2].dma_latency_us = waits(10, 4);	// 1024..2047 us
+	std::string got = mcpctl::format_top_text(f, TopSort::cpu, 0, true, "12:00:00");
+	cr_expect(got.find("DMA/job") == std::string::npos, "no note when available:\n%s",
+		  got.c_str());
+	// busy submitted jobs; idle-ish none ("-", not 0 or n/a).
+	cr_expect(got.find("n/a   n/a   2047.0\n") != std::string::npos, "got\n%s", got.c_str());
+	cr_expect(got.find("n/a   n/a        -\n") != std::string::npos, "got\n%s", got.c_str());
+
+	auto parsed = nlohmann::ordered_json::parse(
+		mcpctl::top_json(f, TopSort::cpu, 0, "2026-11-29T12:00:00Z").dump());
+	cr_expect_eq(parsed["jobs"]["available"], true);
+	cr_expect(parsed["jobs"]["message"].is_null());
+	cr_expect_eq(parsed["tasks"][0]["dma_jobs"], 4);
+	cr_expect_float_eq(parsed["tasks"][0]["job_p99_us"].get<double>(), 2047.0, 1e-9);
+	cr_expect_eq(parsed["tasks"][1]["dma_jobs"], 0);
+	cr_expect(parsed["tasks"][1]["job_p99_us"].is_null());
 }
 
 Test(top_format, json_values_when_available)

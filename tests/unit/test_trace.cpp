@@ -107,7 +107,16 @@ const Schema numa_schema = {
 
 const Schema mcp_schema = {
 	{"group", "s"}, {"time", "s"}, {"interval_ns", "u"}, {"placements", "a"},
-	{"counts", "a"}, {"jobs", "o"}, {"dropped", "u"},
+	{"counts", "a"}, {"jobs", "o"}, {"engines", "a"}, {"job_tasks", "a"}, {"dropped", "u"},
+};
+
+const Schema engine_jobs_schema = {
+	{"dev", "i"}, {"engine", "u"}, {"jobs", "u"}, {"errors", "u"}, {"bytes", "u"},
+	{"latency_us", "o"}, {"queue_us", "o"},
+};
+
+const Schema task_jobs_schema = {
+	{"pid", "i"}, {"tgid", "i"}, {"jobs", "u"}, {"latency_us", "o"},
 };
 
 const Schema placement_schema = {
@@ -161,6 +170,15 @@ std::string check_trace_json(const json &doc)
 		for (const auto &c : doc["counts"])
 			if (!(err = check_schema(c, {{"node", "i"}, {"reason", "s"}, {"count", "u"}},
 						 "mcp.counts[]")).empty())
+				return err;
+		for (const auto &e : doc["engines"])
+			if (!(err = check_schema(e, engine_jobs_schema, "mcp.engines[]")).empty() ||
+			    !(err = check_hist(e["latency_us"], "mcp.engines[].latency_us")).empty() ||
+			    !(err = check_hist(e["queue_us"], "mcp.engines[].queue_us")).empty())
+				return err;
+		for (const auto &t : doc["job_tasks"])
+			if (!(err = check_schema(t, task_jobs_schema, "mcp.job_tasks[]")).empty() ||
+			    !(err = check_hist(t["latency_us"], "mcp.job_tasks[].latency_us")).empty())
 				return err;
 		return "";
 	}
@@ -450,6 +468,47 @@ Test(trace_json, cache_and_mcp_unavailable_parts_are_null_not_zero)
 	cr_expect_eq(doc["counts"][0]["reason"], "forced");
 	cr_expect_eq(doc["jobs"]["available"], false);
 	cr_expect_eq(doc["jobs"]["message"], "DMA/job latency per engine unavailable");
+}
+
+Test(trace_json, mcp_jobs_per_engine_and_task)
+{
+	mcp::trace::McpSnapshot m;
+	mcp::trace::EngineJobs e;
+	mcp::trace::TaskJobs t;
+
+	m.jobs_available = true;
+	e.dev = -1;
+	e.engine = 0;
+	e.jobs = 3;
+	e.errors = 1;
+	e.bytes = 3 << 20;
+	e.latency_us.slots.assign(mcp::trace::histogram_slots, 0);
+	e.latency_us.slots[10] = 3;	// 1024..2047 us
+	e.queue_us.slots.assign(mcp::trace::histogram_slots, 0);
+	e.queue_us.slots[2] = 2;
+	m.engines = {e};
+	t.pid = 42;
+	t.tgid = 40;
+	t.jobs = 3;
+	t.latency_us = e.latency_us;
+	m.job_tasks = {t};
+
+	json doc = mcpctl::mcp_json(m);
+	std::string err = check_trace_json(doc);
+	cr_expect(err.empty(), "%s", err.c_str());
+	cr_expect_eq(doc["jobs"]["available"], true);
+	cr_expect(doc["jobs"]["message"].is_null());
+	cr_expect_eq(doc["engines"][0]["dev"], -1);
+	cr_expect_eq(doc["engines"][0]["jobs"], 3);
+	cr_expect_eq(doc["engines"][0]["latency_us"]["count"], 3);
+	cr_expect_eq(doc["engines"][0]["queue_us"]["count"], 2);
+	cr_expect_eq(doc["job_tasks"][0]["pid"], 42);
+
+	std::string text = mcpctl::format_mcp_text(m);
+	cr_expect(text.find("DMA jobs, host engine cpu: 3 jobs, 1 failed, 3145728 bytes") !=
+			  std::string::npos, "%s", text.c_str());
+	cr_expect(text.find("pid 42 (tgid 40): 3 jobs") != std::string::npos, "%s", text.c_str());
+	cr_expect(text.find("unavailable") == std::string::npos, "%s", text.c_str());
 }
 
 // ---- mcpctl trace: command line ----

@@ -241,7 +241,8 @@ struct TopFrame {
 	std::string llc_message;	// why not, when !llc_available
 	bool mcp_available = false;	// placements traced (mcp.ko loaded)
 	std::string mcp_message;	// why not, when !mcp_available
-	std::string jobs_message;	// why DMA/job p99 is n/a
+	bool jobs_available = false;	// DMA jobs traced (mcp.ko's job tracepoints)
+	std::string jobs_message;	// why DMA/job p99 is n/a, when !jobs_available
 	std::uint64_t dropped_tasks = 0;
 };
 // On-CPU time over the interval in percent of one CPU.

@@ -68,7 +68,8 @@ std::vector<std::string> top_notes(const TopFrame &f)
 		notes.push_back(f.llc_message);
 	if (!f.mcp_available)
 		notes.push_back(f.mcp_message);
-	notes.push_back(f.jobs_message);
+	if (!f.jobs_available)
+		notes.push_back(f.jobs_message);
 	return notes;
 }
 
@@ -175,7 +176,10 @@ std::string format_top_text(const TopFrame &f, TopSort sort, std::size_t rows, b
 				   f.interval_ns ? static_cast<double>(t.cross_node_migrations) /
 							   seconds(f.interval_ns)
 						 : 0.0,
-				   llc, f.mcp_available ? std::to_string(t.placements) : "n/a", "n/a");
+				   llc, f.mcp_available ? std::to_string(t.placements) : "n/a",
+				   !f.jobs_available ? "n/a"
+				   : t.dma_jobs	     ? fmt::format("{:.1f}", t.dma_latency_us.percentile(99))
+						     : "-");
 	}
 	return out;
 }
@@ -214,7 +218,11 @@ nlohmann::ordered_json top_json(const TopFrame &f, TopSort sort, std::size_t row
 			{"llc_miss_percent", json_or_null(llc_miss_percent(t))},
 			{"placements", f.mcp_available ? nlohmann::ordered_json(t.placements)
 						       : nlohmann::ordered_json(nullptr)},
-			{"job_p99_us", nullptr},
+			{"dma_jobs", f.jobs_available ? nlohmann::ordered_json(t.dma_jobs)
+						      : nlohmann::ordered_json(nullptr)},
+			{"job_p99_us", f.jobs_available && t.dma_jobs
+					       ? nlohmann::ordered_json(t.dma_latency_us.percentile(99))
+					       : nlohmann::ordered_json(nullptr)},
 		});
 	}
 	return {
@@ -225,7 +233,8 @@ nlohmann::ordered_json top_json(const TopFrame &f, TopSort sort, std::size_t row
 		{"tasks_seen", top_rows(f.tasks, sort, 0).size()},
 		{"llc", {{"available", f.llc_available}, {"message", message(f.llc_available, f.llc_message)}}},
 		{"mcp", {{"available", f.mcp_available}, {"message", message(f.mcp_available, f.mcp_message)}}},
-		{"jobs", {{"available", false}, {"message", f.jobs_message}}},
+		{"jobs", {{"available", f.jobs_available},
+			  {"message", message(f.jobs_available, f.jobs_message)}}},
 		{"tasks", tasks},
 		{"dropped_tasks", f.dropped_tasks},
 	};
@@ -355,10 +364,9 @@ int run_top(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 			f.llc_message = c.llc_message;
 			f.mcp_available = mcp.is_open();
 			f.mcp_message = mcp_message;
-			// The same sentence McpSnapshot::jobs_message carries.
+			f.jobs_available = m && m->jobs_available;
 			f.jobs_message = m ? m->jobs_message
-					   : "DMA/job latency per engine unavailable: mcp.ko has no "
-					     "job tracepoints yet";
+					   : "DMA/job latency unavailable: mcp.ko not loaded";
 			f.dropped_tasks = s.dropped_tasks + c.dropped_tasks;
 
 			const std::size_t rows = to.rows_given ? to.rows : live ? terminal_rows() : 0;
@@ -407,7 +415,8 @@ Command add_top_command(CLI::App &app)
 		      "On a load failure, print libbpf's log (the verifier's output)");
 	sub->footer("One row per thread: CPU% (100 = one CPU), run-queue latency p50/p99 in us,\n"
 		    "cross-node migrations per second, LLC miss % (n/a without a PMU), MCP\n"
-		    "placements (n/a without mcp.ko) and DMA/job p99 (n/a: no job tracepoints yet).\n"
+		    "placements (n/a without mcp.ko) and DMA/job p99 in us of the jobs it submitted\n"
+		    "(n/a without mcp.ko's job tracepoints).\n"
 		    "With --json, one object per interval (Documentation/observability.rst).");
 	return {sub, run_top};
 }

@@ -237,9 +237,27 @@ std::string format_mcp_text(const mcp::trace::McpSnapshot &s)
 				   p.to_node < 0 ? "none" : std::to_string(p.to_node),
 				   mcp::to_string(p.reason), mcp::to_string(p.origin),
 				   (p.flags & 1U) ? " (dry run)" : "");
-	out += s.jobs_message + "\n";
+	if (!s.jobs_available)
+		out += s.jobs_message + "\n";
+	else if (s.engines.empty())
+		out += "no DMA job finished\n";
+	for (const auto &e : s.engines) {
+		out += fmt::format("DMA jobs, {} engine {}: {} jobs, {} failed, {} bytes\n",
+				   e.dev < 0 ? std::string("host") : "device " + std::to_string(e.dev),
+				   e.engine == 0 ? "cpu" : "dma", e.jobs, e.errors, e.bytes);
+		out += "   submit -> done\n";
+		out += format_histogram_text(e.latency_us, "usecs");
+		out += fmt::format("     p50 {:.1f} us, p99 {:.1f} us\n", e.latency_us.percentile(50),
+				   e.latency_us.percentile(99));
+		if (e.queue_us.count())
+			out += fmt::format("   queued (submit -> start): p50 {:.1f} us, p99 {:.1f} us\n",
+					   e.queue_us.percentile(50), e.queue_us.percentile(99));
+	}
+	for (const auto &t : s.job_tasks)
+		out += fmt::format("  pid {} (tgid {}): {} jobs, p99 {:.1f} us\n", t.pid, t.tgid, t.jobs,
+				   t.latency_us.percentile(99));
 	if (s.dropped)
-		out += fmt::format("({} placement records lost: ring buffer full)\n", s.dropped);
+		out += fmt::format("({} placement or job records lost: ring buffer full)\n", s.dropped);
 	return out;
 }
 
@@ -262,6 +280,25 @@ nlohmann::ordered_json mcp_json(const mcp::trace::McpSnapshot &s)
 		});
 	for (const auto &c : s.counts)
 		counts.push_back({{"node", c.node}, {"reason", mcp::to_string(c.reason)}, {"count", c.count}});
+	auto engines = nlohmann::ordered_json::array();
+	for (const auto &e : s.engines)
+		engines.push_back({
+			{"dev", e.dev},
+			{"engine", e.engine},
+			{"jobs", e.jobs},
+			{"errors", e.errors},
+			{"bytes", e.bytes},
+			{"latency_us", histogram_json(e.latency_us)},
+			{"queue_us", histogram_json(e.queue_us)},
+		});
+	auto job_tasks = nlohmann::ordered_json::array();
+	for (const auto &t : s.job_tasks)
+		job_tasks.push_back({
+			{"pid", t.pid},
+			{"tgid", t.tgid},
+			{"jobs", t.jobs},
+			{"latency_us", histogram_json(t.latency_us)},
+		});
 	return {
 		{"group", "mcp"},
 		{"time", utc_now(true)},
@@ -271,6 +308,8 @@ nlohmann::ordered_json mcp_json(const mcp::trace::McpSnapshot &s)
 		{"jobs", {{"available", s.jobs_available},
 			  {"message", s.jobs_available ? nlohmann::ordered_json(nullptr)
 						       : nlohmann::ordered_json(s.jobs_message)}}},
+		{"engines", engines},
+		{"job_tasks", job_tasks},
 		{"dropped", s.dropped},
 	};
 }

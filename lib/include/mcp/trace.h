@@ -88,8 +88,9 @@ MCP_EXPORT const char *mcp_trace_last_log(void);
 /**
  * mcp_trace_available() - whether a part of an open group reports data
  * @trace:	the handle
- * @group:	MCP_TRACE_CACHE: LLC counters; MCP_TRACE_MCP: job latency
- *		(not yet traced: always 0); MCP_TRACE_SCHED: 1 when opened
+ * @group:	MCP_TRACE_CACHE: LLC counters; MCP_TRACE_MCP: DMA job latency
+ *		(0 with a module without job tracepoints); MCP_TRACE_SCHED: 1
+ *		when opened
  * @why:	out, may be NULL: the reason when unavailable, NUL-terminated
  * @len:	size of @why
  *
@@ -129,6 +130,11 @@ MCP_EXPORT int mcp_trace_snapshot(struct mcp_trace *trace, size_t *nr_tasks);
  * @llc_references:	sampled LLC references
  * @llc_misses:		sampled LLC misses
  * @placements:		mcp:mcp_place decisions about it
+ * @dma_jobs:		DMA jobs it submitted that finished in the interval
+ * @dma_p99_us:		99th percentile of their submit-to-done latency, us
+ *
+ * @size may be that of the first version, which ends at @placements: the
+ * fields after it are then not written.
  */
 struct mcp_trace_task {
 	uint32_t size;
@@ -150,6 +156,8 @@ struct mcp_trace_task {
 	uint64_t llc_references;
 	uint64_t llc_misses;
 	uint64_t placements;
+	uint64_t dma_jobs;
+	double dma_p99_us;
 };
 
 /**

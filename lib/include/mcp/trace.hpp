@@ -218,14 +218,37 @@ struct PlacementCount {
 	bool operator==(const PlacementCount &) const = default;
 };
 
+// DMA jobs of one engine of one kind of context that finished in an
+// interval (mcp:mcp_dma_done).
+struct EngineJobs {
+	int dev = -1;			// device index; -1: the host context
+	unsigned engine = 0;		// 0: cpu, 1: the device's DMA engine
+	std::uint64_t jobs = 0;
+	std::uint64_t errors = 0;	// ended with an error (or never started)
+	std::uint64_t bytes = 0;
+	Log2Histogram latency_us;	// submit -> done
+	Log2Histogram queue_us;		// submit -> start, of the jobs that started
+};
+
+// DMA jobs one thread submitted that finished in an interval.
+struct TaskJobs {
+	int pid = 0;
+	int tgid = 0;
+	std::uint64_t jobs = 0;
+	Log2Histogram latency_us;	// submit -> done
+};
+
 struct McpSnapshot {
 	std::uint64_t interval_ns = 0;
 	std::vector<PlacementRecord> placements;	// in order
 	std::vector<PlacementCount> counts;	// ascending node, then reason
-	// DMA/job latency per engine: no job tracepoints exist yet.
+	// DMA/job latency: false (with the reason in jobs_message) when mcp.ko
+	// has no job tracepoints.
 	bool jobs_available = false;
 	std::string jobs_message;
-	std::uint64_t dropped = 0;	// ring buffer overflows
+	std::vector<EngineJobs> engines;	// ascending dev, then engine
+	std::vector<TaskJobs> job_tasks;	// ascending pid
+	std::uint64_t dropped = 0;	// ring buffer overflows (placements and jobs)
 };
 
 struct McpOptions {
@@ -239,12 +262,16 @@ public:
 	McpTracer &operator=(McpTracer &&) noexcept;
 	~McpTracer();
 
-	// Attaches to mcp:mcp_place.  Throws mcp::TraceError: ENOENT "mcp.ko
-	// not loaded" when the tracepoint does not exist, and as
+	// Attaches to mcp:mcp_place and, where this mcp.ko has them, to
+	// mcp:mcp_dma_submit and mcp:mcp_dma_done.  Throws mcp::TraceError:
+	// ENOENT "mcp.ko not loaded" when mcp_place does not exist, and as
 	// SchedTracer::open().
 	static McpTracer open(const McpOptions &options = {});
 
 	bool is_open() const noexcept { return impl_ != nullptr; }
+	// Whether this mcp.ko has the DMA job tracepoints (else
+	// McpSnapshot::jobs_message says so).
+	bool jobs_available() const noexcept;
 	McpSnapshot snapshot();
 
 private:
@@ -271,6 +298,8 @@ struct TaskRecord {
 	std::optional<std::uint64_t> llc_references;	// nullopt: no LLC data
 	std::optional<std::uint64_t> llc_misses;
 	std::uint64_t placements = 0;	// mcp:mcp_place decisions about it
+	std::uint64_t dma_jobs = 0;	// DMA jobs it submitted that finished
+	Log2Histogram dma_latency_us;	// their submit -> done
 };
 
 // Joins the snapshots by thread id (ascending); @cache and @mcp may be null.
