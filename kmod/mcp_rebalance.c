@@ -18,11 +18,15 @@
  *
  * The sample: about MCP_REBALANCE_SAMPLES pages spread evenly over the
  * task's readable anonymous mappings, looked up with
- * get_user_pages_remote(FOLL_DUMP), which reports holes instead of
- * faulting them in; swapped-out pages and pages under a NUMA hinting
- * fault are not seen.  File-backed mappings are not sampled (looking them
- * up could read the file).  The mm's mmap_lock is only try-locked: a task
- * whose mm is busy is looked at again next pass.
+ * get_user_pages_remote(FOLL_DUMP | FOLL_FORCE): FOLL_DUMP reports holes
+ * instead of faulting them in; FOLL_FORCE follows pages the NUMA balancer
+ * marked for a hinting fault instead of taking that fault here, which
+ * could migrate the task's pages towards this worker's node and bias the
+ * sample (gup_can_follow_protnone()).  It reads nothing and the VMA must
+ * be readable anyway.  Swapped-out pages are not seen.  File-backed
+ * mappings are not sampled (looking them up could read the file).  The
+ * mm's mmap_lock is only try-locked: a task whose mm is busy is looked
+ * at again next pass.
  *
  * Cost bounds: consecutive tasks of one mm (threads, adjacent pids) share
  * one sample per pass, and a pass does at most MCP_REBALANCE_PASS_LOOKUPS
@@ -106,7 +110,8 @@ static unsigned long mcp_rebalance_sample(struct mm_struct *mm, u64 *hist,
 			struct page *page;
 			int nid;
 
-			if (get_user_pages_remote(mm, addr, 1, FOLL_DUMP, &page,
+			if (get_user_pages_remote(mm, addr, 1,
+						  FOLL_DUMP | FOLL_FORCE, &page,
 						  NULL, NULL) != 1)
 				continue;
 			nid = page_to_nid(page);
