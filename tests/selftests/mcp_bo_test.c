@@ -8,6 +8,7 @@
  * with another fd, another process (SCM_RIGHTS) and vgem (libdrm PRIME),
  * concurrency, and the debugfs counters returning to zero.
  */
+#include "mcp_bo.h"
 #include "mcp_dev.h"
 
 #include <linux/dma-buf.h>
@@ -49,44 +50,6 @@ static int bo_create(int fd, __u64 len, __u32 flags, int node, __u32 *handle)
 	if (!ret)
 		*handle = c.handle;
 	return ret;
-}
-
-static int bo_userptr(int fd, void *addr, __u64 len, __u32 flags,
-		      __u32 *handle)
-{
-	struct mcp_bo_userptr u = {
-		.size = sizeof(u), .flags = flags,
-		.addr = (__u64)(uintptr_t)addr, .length = len,
-	};
-	int ret = mcp_ioctl(fd, MCP_IOC_BO_USERPTR, &u);
-
-	if (!ret)
-		*handle = u.handle;
-	return ret;
-}
-
-static int bo_info(int fd, __u32 handle, struct mcp_bo_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	info->size = sizeof(*info);
-	info->handle = handle;
-	return mcp_ioctl(fd, MCP_IOC_BO_INFO, info);
-}
-
-static int bo_destroy(int fd, __u32 handle)
-{
-	struct mcp_bo_destroy d = { .size = sizeof(d), .handle = handle };
-
-	return mcp_ioctl(fd, MCP_IOC_BO_DESTROY, &d);
-}
-
-/* A dma-buf fd of the BO, or -errno. */
-static int bo_export(int fd, __u32 handle)
-{
-	struct mcp_bo_export e = { .size = sizeof(e), .handle = handle, .fd = -1 };
-	int ret = mcp_ioctl(fd, MCP_IOC_BO_EXPORT, &e);
-
-	return ret ? ret : e.fd;
 }
 
 static int bo_import(int fd, int dmabuf, __u32 *handle, __u64 *len)

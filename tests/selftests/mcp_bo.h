@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Buffer-object helpers shared by the BO and DMA selftests: each wraps one
+ * MCP_IOC_BO_* ioctl and returns 0 or -errno like mcp_ioctl().
+ */
+#ifndef MCP_BO_TEST_H
+#define MCP_BO_TEST_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "mcp_test.h"
+
+static inline int bo_userptr(int fd, void *addr, __u64 len, __u32 flags,
+		      __u32 *handle)
+{
+	struct mcp_bo_userptr u = {
+		.size = sizeof(u), .flags = flags,
+		.addr = (__u64)(uintptr_t)addr, .length = len,
+	};
+	int ret = mcp_ioctl(fd, MCP_IOC_BO_USERPTR, &u);
+
+	if (!ret)
+		*handle = u.handle;
+	return ret;
+}
+
+static inline int bo_info(int fd, __u32 handle, struct mcp_bo_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->size = sizeof(*info);
+	info->handle = handle;
+	return mcp_ioctl(fd, MCP_IOC_BO_INFO, info);
+}
+
+static inline int bo_destroy(int fd, __u32 handle)
+{
+	struct mcp_bo_destroy d = { .size = sizeof(d), .handle = handle };
+
+	return mcp_ioctl(fd, MCP_IOC_BO_DESTROY, &d);
+}
+
+/* A dma-buf fd of the BO, or -errno. */
+static inline int bo_export(int fd, __u32 handle)
+{
+	struct mcp_bo_export e = { .size = sizeof(e), .handle = handle, .fd = -1 };
+	int ret = mcp_ioctl(fd, MCP_IOC_BO_EXPORT, &e);
+
+	return ret ? ret : e.fd;
+}
+
+#endif /* MCP_BO_TEST_H */
