@@ -25,7 +25,7 @@
 
 #include <mcp/mcp.h>
 
-#define MCPCTL_PATH	"/opt/mcp/bin/mcpctl"
+#define MCPCTL_PATH	MCP_MCPCTL_PATH
 #define CPU_FAULT	"/sys/kernel/debug/mcp/cpu_engine_fault"
 
 static uint64_t mono_ns(void)
@@ -404,43 +404,6 @@ TEST_F(edu, engines_and_round_trips)
 
 /* ---- mcpctl bo / dma, as users run them ---- */
 
-static int run_mcpctl(char *out, size_t out_len, const char *const *argv)
-{
-	const char *args[16] = { "mcpctl" };
-	int pipefd[2], status;
-	size_t n = 1, total = 0;
-	ssize_t r;
-	pid_t pid;
-
-	while (argv[n - 1] && n < 15) {
-		args[n] = argv[n - 1];
-		n++;
-	}
-	args[n] = NULL;
-	if (pipe(pipefd))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		dup2(pipefd[1], 1);
-		dup2(pipefd[1], 2);
-		close(pipefd[0]);
-		close(pipefd[1]);
-		execv(MCPCTL_PATH, (char *const *)args);
-		_exit(126);
-	}
-	close(pipefd[1]);
-	while (total < out_len - 1 && (r = read(pipefd[0], out + total, out_len - 1 - total)) > 0)
-		total += r;
-	out[total] = '\0';
-	close(pipefd[0]);
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
-}
-
-#define MCPCTL(out, ...) run_mcpctl(out, sizeof(out), (const char *const[]){ __VA_ARGS__, NULL })
 
 FIXTURE(mcpctl_dma) {
 	char addr[MCP_PCI_ADDR_LEN];
@@ -464,15 +427,15 @@ TEST_F(mcpctl_dma, copy_through_edu_and_cpu)
 {
 	char out[4096];
 
-	ASSERT_EQ(0, MCPCTL(out, "dma", "copy", self->addr, "--engine", "edu", "--size", "64K", "--json"))
+	ASSERT_EQ(0, MCP_MCPCTL(out, "dma", "copy", self->addr, "--engine", "edu", "--size", "64K", "--json"))
 		TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "\"engine\":\"edu\"")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "\"bytes\":65536"));
 	EXPECT_NE(NULL, strstr(out, "\"verified\":true"));
-	ASSERT_EQ(0, MCPCTL(out, "dma", "copy", "host", "--size", "1M")) TH_LOG("%s", out);
+	ASSERT_EQ(0, MCP_MCPCTL(out, "dma", "copy", "host", "--size", "1M")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "copied 1 MiB on host engine cpu")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "verified: destination matches the source"));
-	EXPECT_EQ(1, MCPCTL(out, "dma", "copy", "host", "--engine", "edu"));
+	EXPECT_EQ(1, MCP_MCPCTL(out, "dma", "copy", "host", "--engine", "edu"));
 	EXPECT_NE(NULL, strstr(out, "has no engine 'edu': it has cpu")) TH_LOG("%s", out);
 }
 
@@ -480,10 +443,10 @@ TEST_F(mcpctl_dma, engines_and_bench)
 {
 	char out[8192];
 
-	ASSERT_EQ(0, MCPCTL(out, "dma", "engines", self->addr, "--json")) TH_LOG("%s", out);
+	ASSERT_EQ(0, MCP_MCPCTL(out, "dma", "engines", self->addr, "--json")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "\"name\":\"cpu\""));
 	EXPECT_NE(NULL, strstr(out, "\"name\":\"edu\""));
-	ASSERT_EQ(0, MCPCTL(out, "dma", "bench", "host", "--sizes", "64K,1M", "--jobs", "200",
+	ASSERT_EQ(0, MCP_MCPCTL(out, "dma", "bench", "host", "--sizes", "64K,1M", "--jobs", "200",
 			    "--reps", "2", "--json"))
 		TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "\"bytes\":1048576"));
@@ -499,15 +462,15 @@ TEST_F(mcpctl_dma, bo_create_on_each_node_and_pin)
 	for (n = 0; n < 2; n++) {
 		snprintf(node, sizeof(node), "%d", n);
 		snprintf(want, sizeof(want), "\"node\":%d,\"node_asked\":%d", n, n);
-		ASSERT_EQ(0, MCPCTL(out, "bo", "create", "host", "--size", "4M", "--node", node, "--json"))
+		ASSERT_EQ(0, MCP_MCPCTL(out, "bo", "create", "host", "--size", "4M", "--node", node, "--json"))
 			TH_LOG("%s", out);
 		EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
 		EXPECT_NE(NULL, strstr(out, "\"length\":4194304"));
 	}
-	ASSERT_EQ(0, MCPCTL(out, "bo", "pin", "host", "--size", "1M", "--read-only")) TH_LOG("%s", out);
+	ASSERT_EQ(0, MCP_MCPCTL(out, "bo", "pin", "host", "--size", "1M", "--read-only")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "1 MiB user")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "flags:       read-only"));
-	EXPECT_EQ(1, MCPCTL(out, "bo", "create", "host", "--size", "4M", "--node", "7"));
+	EXPECT_EQ(1, MCP_MCPCTL(out, "bo", "create", "host", "--size", "4M", "--node", "7"));
 	EXPECT_NE(NULL, strstr(out, "mcpctl: ")) TH_LOG("%s", out);
 }
 

@@ -15,59 +15,10 @@
 
 #include "mcp_test.h"
 
-#define MCPCTL_PATH	"/opt/mcp/bin/mcpctl"
+#define MCPCTL_PATH	MCP_MCPCTL_PATH
 #define CGROUP_ROOT	"/sys/fs/cgroup"
 #define SLICE		CGROUP_ROOT "/mcp.slice"
 
-/*
- * Runs mcpctl with @argv (NULL-terminated, without argv[0]); stdout and
- * stderr go to @out (NUL-terminated).  Returns the exit status, or -1.
- */
-static int run_mcpctl(char *out, size_t len, const char *const *argv)
-{
-	const char *args[32] = { "mcpctl" };
-	size_t n = 1, total = 0;
-	int pipefd[2], status;
-	pid_t pid;
-
-	while (argv[n - 1] && n < 31) {
-		args[n] = argv[n - 1];
-		n++;
-	}
-	args[n] = NULL;
-	if (pipe(pipefd))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		dup2(pipefd[1], 1);
-		dup2(pipefd[1], 2);
-		close(pipefd[0]);
-		close(pipefd[1]);
-		execv(MCPCTL_PATH, (char *const *)args);
-		_exit(126);
-	}
-	close(pipefd[1]);
-	for (;;) {
-		ssize_t r = read(pipefd[0], out + total, len - 1 - total);
-
-		if (r <= 0 || total + r >= len - 1) {
-			if (r > 0)
-				total += r;
-			break;
-		}
-		total += r;
-	}
-	out[total] = '\0';
-	close(pipefd[0]);
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
-}
-
-#define MCPCTL(out, ...) \
-	run_mcpctl(out, sizeof(out), (const char *const[]){ __VA_ARGS__, NULL })
 
 /* The value after "@key:\t" in @text, up to the end of its line. */
 static int field(const char *text, const char *key, char *val, size_t len)
@@ -146,7 +97,7 @@ TEST_F(mcpctl, run_node1_sets_affinity)
 	if (!have_node1())
 		SKIP(return, "no node 1");
 	ASSERT_EQ(0, read_str("/sys/devices/system/node/node1/cpulist", want, sizeof(want)));
-	ASSERT_EQ(0, MCPCTL(out, "run", "--node", "1", "--", "cat", "/proc/self/status"))
+	ASSERT_EQ(0, MCP_MCPCTL(out, "run", "--node", "1", "--", "cat", "/proc/self/status"))
 		TH_LOG("%s", out);
 	ASSERT_EQ(0, field(out, "Cpus_allowed_list", got, sizeof(got))) TH_LOG("%s", out);
 	EXPECT_STREQ(want, got);
@@ -182,7 +133,7 @@ TEST_F(mcpctl, run_auto_binds_to_one_node)
 
 	ASSERT_EQ(0, knob_swap("min_idle_cpus", "1", old_min, sizeof(old_min)));
 	ASSERT_EQ(0, knob_swap("idle_threshold_pct", "50", old_pct, sizeof(old_pct)));
-	EXPECT_EQ(0, MCPCTL(out, "run", "--auto", "--", "cat", "/proc/self/status"))
+	EXPECT_EQ(0, MCP_MCPCTL(out, "run", "--auto", "--", "cat", "/proc/self/status"))
 		TH_LOG("%s", out);
 	EXPECT_EQ(0, knob_swap("min_idle_cpus", old_min, got, sizeof(got)));
 	EXPECT_EQ(0, knob_swap("idle_threshold_pct", old_pct, got, sizeof(got)));
@@ -200,7 +151,7 @@ TEST_F(mcpctl, run_command_not_found_is_127)
 {
 	char out[4096];
 
-	EXPECT_EQ(127, MCPCTL(out, "run", "--node", "0", "--", "/nonexistent/cmd"));
+	EXPECT_EQ(127, MCP_MCPCTL(out, "run", "--node", "0", "--", "/nonexistent/cmd"));
 	EXPECT_NE(NULL, strstr(out, "command not found")) TH_LOG("%s", out);
 }
 
@@ -211,7 +162,7 @@ TEST_F(mcpctl, run_qos_guaranteed_half_cpu)
 
 	if (!have_cgroup2())
 		SKIP(return, "cgroup v2 not mounted at %s", CGROUP_ROOT);
-	status = MCPCTL(out, "run", "--qos", "guaranteed", "--cpus", "0.5", "--",
+	status = MCP_MCPCTL(out, "run", "--qos", "guaranteed", "--cpus", "0.5", "--",
 			"cat", "/proc/self/cgroup");
 	ASSERT_EQ(0, status) TH_LOG("%s", out);
 	/* "0::/mcp.slice/run-PID" */
@@ -242,7 +193,7 @@ TEST_F(mcpctl, run_qos_refuses_finer_than_eighth)
 
 	if (!have_cgroup2())
 		SKIP(return, "cgroup v2 not mounted at %s", CGROUP_ROOT);
-	EXPECT_EQ(1, MCPCTL(out, "run", "--qos", "burstable", "--cpus", "0.1", "--", "true"));
+	EXPECT_EQ(1, MCP_MCPCTL(out, "run", "--qos", "burstable", "--cpus", "0.1", "--", "true"));
 	EXPECT_NE(NULL, strstr(out, "0.125")) TH_LOG("%s", out);
 }
 
@@ -251,7 +202,7 @@ TEST_F(mcpctl, place_dry_run_json)
 	char out[8192], pid[32];
 
 	snprintf(pid, sizeof(pid), "%d", getpid());
-	ASSERT_EQ(0, MCPCTL(out, "place", "--dry-run", "-p", pid, "--json")) TH_LOG("%s", out);
+	ASSERT_EQ(0, MCP_MCPCTL(out, "place", "--dry-run", "-p", pid, "--json")) TH_LOG("%s", out);
 	EXPECT_EQ('{', out[0]) TH_LOG("%s", out);
 	chomp(out);
 	EXPECT_EQ('}', out[strlen(out) - 1]);
@@ -276,15 +227,15 @@ TEST_F(mcpctl, place_node_then_unplace_child)
 	ASSERT_LE(0, child);
 	snprintf(pid, sizeof(pid), "%d", child);
 	ASSERT_EQ(0, sched_getaffinity(child, sizeof(before), &before));
-	EXPECT_EQ(0, MCPCTL(out, "place", "-p", pid, "--node", "1")) TH_LOG("%s", out);
+	EXPECT_EQ(0, MCP_MCPCTL(out, "place", "-p", pid, "--node", "1")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "placed on node 1")) TH_LOG("%s", out);
 	ASSERT_EQ(0, sched_getaffinity(child, sizeof(after), &after));
 	EXPECT_FALSE(CPU_EQUAL(&before, &after));
-	EXPECT_EQ(0, MCPCTL(out, "unplace", "-p", pid)) TH_LOG("%s", out);
+	EXPECT_EQ(0, MCP_MCPCTL(out, "unplace", "-p", pid)) TH_LOG("%s", out);
 	ASSERT_EQ(0, sched_getaffinity(child, sizeof(after), &after));
 	EXPECT_TRUE(CPU_EQUAL(&before, &after));
 	/* A second unplace: never placed (any more). */
-	EXPECT_EQ(1, MCPCTL(out, "unplace", "-p", pid));
+	EXPECT_EQ(1, MCP_MCPCTL(out, "unplace", "-p", pid));
 	EXPECT_NE(NULL, strstr(out, "never placed")) TH_LOG("%s", out);
 	kill(child, SIGKILL);
 	waitpid(child, &status, 0);
@@ -294,7 +245,7 @@ TEST_F(mcpctl, place_missing_pid)
 {
 	char out[4096];
 
-	EXPECT_EQ(1, MCPCTL(out, "place", "-p", "4000000"));
+	EXPECT_EQ(1, MCP_MCPCTL(out, "place", "-p", "4000000"));
 	EXPECT_NE(NULL, strstr(out, "does not exist")) TH_LOG("%s", out);
 }
 
@@ -306,7 +257,7 @@ TEST_F(mcpctl, qos_create_attach_show_delete)
 
 	if (!have_cgroup2())
 		SKIP(return, "cgroup v2 not mounted at %s", CGROUP_ROOT);
-	ASSERT_EQ(0, MCPCTL(out, "qos", "create", "st-b", "--class", "burstable",
+	ASSERT_EQ(0, MCP_MCPCTL(out, "qos", "create", "st-b", "--class", "burstable",
 			    "--cpus", "0.125", "--node", "0", "--memory-low", "64M"))
 		TH_LOG("%s", out);
 	ASSERT_EQ(0, read_str(SLICE "/st-b/cpu.max", val, sizeof(val)));
@@ -324,17 +275,17 @@ TEST_F(mcpctl, qos_create_attach_show_delete)
 	child = fork_paused();
 	ASSERT_LE(0, child);
 	snprintf(pid, sizeof(pid), "%d", child);
-	EXPECT_EQ(0, MCPCTL(out, "qos", "attach", "st-b", pid)) TH_LOG("%s", out);
-	EXPECT_EQ(0, MCPCTL(out, "qos", "show", "st-b", "--json")) TH_LOG("%s", out);
+	EXPECT_EQ(0, MCP_MCPCTL(out, "qos", "attach", "st-b", pid)) TH_LOG("%s", out);
+	EXPECT_EQ(0, MCP_MCPCTL(out, "qos", "show", "st-b", "--json")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "\"class\":\"burstable\"")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, pid)) TH_LOG("%s", out);
-	EXPECT_EQ(1, MCPCTL(out, "qos", "delete", "st-b"));
+	EXPECT_EQ(1, MCP_MCPCTL(out, "qos", "delete", "st-b"));
 	EXPECT_NE(NULL, strstr(out, "still has processes")) TH_LOG("%s", out);
 	kill(child, SIGKILL);
 	waitpid(child, &status, 0);
-	EXPECT_EQ(0, MCPCTL(out, "qos", "delete", "st-b")) TH_LOG("%s", out);
+	EXPECT_EQ(0, MCP_MCPCTL(out, "qos", "delete", "st-b")) TH_LOG("%s", out);
 	EXPECT_NE(0, access(SLICE "/st-b", F_OK));
-	EXPECT_EQ(1, MCPCTL(out, "qos", "attach", "st-b", pid));
+	EXPECT_EQ(1, MCP_MCPCTL(out, "qos", "attach", "st-b", pid));
 }
 
 MCP_TEST_MAIN

@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/capability.h>
@@ -332,5 +333,58 @@ static inline void mcp_select_tests(int argc, char **argv)
 		mcp_select_tests(argc, argv);				\
 		return test_harness_run(argc, argv);			\
 	}
+
+/* Where the VM image installs mcpctl. */
+#define MCP_MCPCTL_PATH	"/opt/mcp/bin/mcpctl"
+
+/*
+ * Runs mcpctl with @argv (NULL-terminated, without argv[0]); stdout and
+ * stderr go to @out (NUL-terminated).  Returns the exit status, or -1.
+ */
+static inline int mcp_run_mcpctl(char *out, size_t len, const char *const *argv)
+{
+	const char *args[32] = { "mcpctl" };
+	size_t n = 1, total = 0;
+	int pipefd[2], status;
+	pid_t pid;
+
+	while (argv[n - 1] && n < 31) {
+		args[n] = argv[n - 1];
+		n++;
+	}
+	args[n] = NULL;
+	if (pipe(pipefd))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		dup2(pipefd[1], 1);
+		dup2(pipefd[1], 2);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		execv(MCP_MCPCTL_PATH, (char *const *)args);
+		_exit(126);
+	}
+	close(pipefd[1]);
+	for (;;) {
+		ssize_t r = read(pipefd[0], out + total, len - 1 - total);
+
+		if (r <= 0 || total + r >= len - 1) {
+			if (r > 0)
+				total += r;
+			break;
+		}
+		total += r;
+	}
+	out[total] = '\0';
+	close(pipefd[0]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+#define MCP_MCPCTL(out, ...) \
+	mcp_run_mcpctl(out, sizeof(out), (const char *const[]){ __VA_ARGS__, NULL })
 
 #endif /* MCP_SELFTEST_H */
