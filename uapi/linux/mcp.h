@@ -53,6 +53,7 @@
 #define MCP_FEAT_DEVICES	(1ULL << 4)	/* devices: DEV_*, BAR_INFO, mmap, IRQ_* */
 #define MCP_FEAT_BUFFERS	(1ULL << 5)	/* BO_*: buffer objects, dma-buf */
 #define MCP_FEAT_DMA		(1ULL << 6)	/* ENGINE_INFO, DMA_SUBMIT, fences */
+#define MCP_FEAT_GRAPHS		(1ULL << 7)	/* GRAPH_*, WORKER_REGISTER, JOB_DONE */
 
 /* Length of mcp_version.module_version, including the terminating NUL. */
 #define MCP_MODULE_VERSION_LEN	64
@@ -827,6 +828,528 @@ struct mcp_dma_submit {
 
 #define MCP_DMA_SUBMIT_SIZE_VER0	72
 
+/*
+ * Inference graphs (Documentation/graphs.rst).
+ *
+ * A graph is a DAG of operators over tensors that live in buffers.  Its
+ * binary form is self-contained and has no pointers: little-endian, every
+ * section 8-byte aligned, in this order:
+ *
+ *   struct mcp_graph_header
+ *   struct mcp_graph_buffer[n_buffers]	buffers, by index
+ *   struct mcp_graph_tensor[n_tensors]	views into buffers
+ *   struct mcp_graph_node[n_nodes]	operators, in any order
+ *   blob[blob_len]			parameters and names
+ *
+ * A graph names buffers by index, not by handle, so a file can be made
+ * once and run by any process: MCP_IOC_GRAPH_CREATE binds every buffer
+ * index to a BO of the caller's fd, and MCP_IOC_GRAPH_EXEC may rebind
+ * some of them for one execution (record once, submit many).
+ *
+ * Names and parameters are byte ranges of the blob.  A range with length
+ * 0 is "none" and its offset must be 0.  Names are UTF-8 without NUL.
+ */
+#define MCP_GRAPH_MAGIC		0x4850474dU	/* "MGPH" little-endian */
+#define MCP_GRAPH_VERSION	1
+
+#define MCP_GRAPH_MAX_RANK	6
+#define MCP_GRAPH_MAX_INPUTS	4
+#define MCP_GRAPH_MAX_OUTPUTS	2
+/* Bytes of one node's parameters; also what a worker job carries. */
+#define MCP_GRAPH_MAX_PARAM	256
+/* Every tensor starts on, and is padded to, a 64-byte line. */
+#define MCP_GRAPH_ALIGN		64
+
+/**
+ * struct mcp_graph_header - first bytes of a graph
+ * @magic:	MCP_GRAPH_MAGIC
+ * @version:	MCP_GRAPH_VERSION
+ * @header_size: sizeof(struct mcp_graph_header), 48
+ * @flags:	must be 0
+ * @n_buffers:	entries of the buffer table, 1 .. 64
+ * @n_tensors:	entries of the tensor table, 1 .. the max_tensors knob
+ * @n_nodes:	entries of the node table, 1 .. the max_nodes knob
+ * @blob_len:	bytes of the blob, a multiple of 8, .. the max_blob knob
+ * @name:	the graph's name: a blob range
+ * @total_len:	bytes of the whole graph, what the sections add up to
+ */
+struct mcp_graph_header {
+	__u32 magic;
+	__u16 version;
+	__u16 header_size;
+	__u32 flags;
+	__u32 n_buffers;
+	__u32 n_tensors;
+	__u32 n_nodes;
+	__u32 blob_len;
+	__u32 name_offset;
+	__u32 name_len;
+	__u32 reserved;
+	__u64 total_len;
+};
+
+/* mcp_graph_buffer.flags: what the buffer is for; informative to the kernel */
+#define MCP_GRAPH_BUF_INPUT	(1U << 0)	/* filled by the caller before exec */
+#define MCP_GRAPH_BUF_OUTPUT	(1U << 1)	/* read by the caller after exec */
+#define MCP_GRAPH_BUF_CONST	(1U << 2)	/* weights: same for every exec */
+#define MCP_GRAPH_BUF_FLAGS	(MCP_GRAPH_BUF_INPUT | MCP_GRAPH_BUF_OUTPUT | \
+				 MCP_GRAPH_BUF_CONST)
+
+/**
+ * struct mcp_graph_buffer - one buffer the graph's tensors live in
+ * @length:	bytes the graph needs; a bound BO must be at least as long
+ * @flags:	MCP_GRAPH_BUF_*
+ * @name_offset: its name: a blob range
+ * @name_len:
+ * @init_offset: how userspace fills it before the first exec (libmcp:
+ *		struct mcp_graph_init), a blob range; the kernel only checks
+ *		that the range is inside the blob
+ * @init_len:
+ * @reserved:	must be 0
+ */
+struct mcp_graph_buffer {
+	__u64 length;
+	__u32 flags;
+	__u32 name_offset;
+	__u32 name_len;
+	__u32 init_offset;
+	__u32 init_len;
+	__u32 reserved;
+};
+
+/* mcp_graph_tensor.dtype */
+enum mcp_dtype {
+	MCP_DTYPE_F32 = 1,
+	MCP_DTYPE_I8 = 2,
+	MCP_DTYPE_U8 = 3,
+	MCP_DTYPE_I32 = 4,
+};
+
+/* mcp_graph_tensor.layout */
+enum mcp_layout {
+	MCP_LAYOUT_DENSE = 0,	/* row-major, last dimension innermost */
+	MCP_LAYOUT_NHWC = 1,	/* rank 4 [N][H][W][C], row-major */
+	MCP_LAYOUT_TILED16 = 2,	/* rank 5 [B][H/16][S][D][16], see MCP_OP_TILE16 */
+};
+
+/**
+ * struct mcp_graph_tensor - a dense view into a buffer
+ * @buffer:	index in the buffer table
+ * @dtype:	enum mcp_dtype
+ * @rank:	0 .. MCP_GRAPH_MAX_RANK (0: a scalar)
+ * @layout:	enum mcp_layout
+ * @flags:	must be 0
+ * @offset:	byte offset in the buffer, a multiple of MCP_GRAPH_ALIGN
+ * @dims:	the first @rank are >= 1, the rest 0
+ * @name_offset: its name: a blob range
+ * @name_len:
+ *
+ * Its bytes are the product of @dims times the dtype's size, rounded up to
+ * MCP_GRAPH_ALIGN: they must lie inside the buffer's @length.
+ */
+struct mcp_graph_tensor {
+	__u32 buffer;
+	__u8 dtype;
+	__u8 rank;
+	__u8 layout;
+	__u8 flags;
+	__u64 offset;
+	__u32 dims[MCP_GRAPH_MAX_RANK];
+	__u32 name_offset;
+	__u32 name_len;
+};
+
+/*
+ * Operators (mcp_graph_node.op).  "in N"/"out N" are the node's inputs
+ * and outputs; shapes are checked at MCP_IOC_GRAPH_CREATE.
+ *
+ * Data movement, run by the kernel (MCP_GRAPH_ENGINE_CPU or _DEVICE):
+ *   NOP	no inputs or outputs required; does nothing (scheduling cost)
+ *   COPY	out0 = in0: same byte count (dtype and shape may differ);
+ *		the only operator MCP_GRAPH_ENGINE_DEVICE runs
+ *   TILE16	in0 NHWC [B][H][S][D] -> out0 TILED16 [B][H/16][S][D][16]:
+ *		out[b][h/16][s][d][h%16] = in[b][h][s][d]; H a multiple of
+ *		16, D * dtype size a multiple of 32 bytes; same dtype
+ *   QUANT_I8	in0 F32 -> out0 I8, same dims: q = clamp(round_half_even(x /
+ *		scale) + zero_point, -128, 127); param struct mcp_graph_quant
+ *   DEQUANT_I8	in0 I8 -> out0 F32, same dims: x = (q - zero_point) * scale;
+ *		param struct mcp_graph_quant
+ * Compute, run by userspace workers (MCP_GRAPH_ENGINE_WORKER):
+ *   WNOP	does nothing; a worker round trip (scheduling cost)
+ *   MATMUL	F32: out0[M][N] = alpha * op(in0) x op(in1) (+ in2[N] bias),
+ *		op(A) = A or A^T per mcp_graph_matmul.flags; rank 2
+ *   ADD	F32: out0 = in0 + in1, same dims
+ *   RELU	F32: out0 = max(in0, 0)
+ *   GELU	F32: out0 = gelu(in0) (tanh approximation)
+ *   SOFTMAX	F32: out0 = softmax(in0) along the last dimension
+ *   LAYERNORM	F32: out0 = (in0 - mean) / sqrt(var + eps) * in1 + in2 along
+ *		the last dimension D; in1, in2 [D]; param mcp_graph_norm
+ *   MATMUL_I8	I8 in0 [M][K] x I8 in1 [K][N] -> F32 out0 [M][N],
+ *		dequantized with param struct mcp_graph_matmul_i8
+ */
+enum mcp_graph_op {
+	MCP_OP_NOP = 1,
+	MCP_OP_COPY = 2,
+	MCP_OP_TILE16 = 3,
+	MCP_OP_QUANT_I8 = 4,
+	MCP_OP_DEQUANT_I8 = 5,
+	MCP_OP_WNOP = 64,
+	MCP_OP_MATMUL = 65,
+	MCP_OP_ADD = 66,
+	MCP_OP_RELU = 67,
+	MCP_OP_GELU = 68,
+	MCP_OP_SOFTMAX = 69,
+	MCP_OP_LAYERNORM = 70,
+	MCP_OP_MATMUL_I8 = 71,
+};
+
+/* Parameters, in the blob; floats as IEEE-754 binary32 bit patterns. */
+struct mcp_graph_quant {
+	__u32 scale;		/* f32, finite and > 0 */
+	__s32 zero_point;	/* -128 .. 127 */
+};
+
+#define MCP_MATMUL_TRANS_A	(1U << 0)
+#define MCP_MATMUL_TRANS_B	(1U << 1)
+#define MCP_MATMUL_FLAGS	(MCP_MATMUL_TRANS_A | MCP_MATMUL_TRANS_B)
+
+struct mcp_graph_matmul {
+	__u32 flags;		/* MCP_MATMUL_* */
+	__u32 alpha;		/* f32; a node without parameters has 1.0 */
+};
+
+struct mcp_graph_norm {
+	__u32 eps;		/* f32, > 0 */
+	__u32 reserved;
+};
+
+struct mcp_graph_matmul_i8 {
+	__u32 scale_a;		/* f32 */
+	__s32 zero_a;
+	__u32 scale_b;		/* f32 */
+	__s32 zero_b;
+};
+
+/* mcp_graph_node.engine: the class of engine that runs it */
+enum mcp_graph_engine {
+	MCP_GRAPH_ENGINE_CPU = 0,	/* the kernel's cpu engine */
+	MCP_GRAPH_ENGINE_DEVICE = 1,	/* the device's DMA engine (device fds) */
+	MCP_GRAPH_ENGINE_WORKER = 2,	/* userspace workers (WORKER_REGISTER) */
+};
+
+/* mcp_graph_node.flags */
+#define MCP_GRAPH_NODE_INPLACE	(1U << 0)	/* out0 may be in0 */
+#define MCP_GRAPH_NODE_FLAGS	(MCP_GRAPH_NODE_INPLACE)
+
+/**
+ * struct mcp_graph_node - one operator
+ * @op:		enum mcp_graph_op
+ * @engine:	enum mcp_graph_engine; must be a class that can run @op
+ * @flags:	MCP_GRAPH_NODE_*
+ * @n_inputs:	inputs used, the rest of @inputs are 0
+ * @n_outputs:	outputs used, the rest of @outputs are 0
+ * @reserved:	must be 0
+ * @inputs:	tensor indices
+ * @outputs:	tensor indices.  Node B waits for node A when B reads
+ *		bytes A writes (tensors overlap in the same buffer); two
+ *		nodes may not write overlapping bytes unless one of them is
+ *		in-place, and an in-place node is ordered by index against
+ *		every other node that touches its out0's bytes
+ * @param_offset: its parameters: a blob range of at most
+ *		MCP_GRAPH_MAX_PARAM bytes
+ * @param_len:
+ * @name_offset: its name: a blob range
+ * @name_len:
+ */
+struct mcp_graph_node {
+	__u16 op;
+	__u8 engine;
+	__u8 flags;
+	__u8 n_inputs;
+	__u8 n_outputs;
+	__u16 reserved;
+	__u32 inputs[MCP_GRAPH_MAX_INPUTS];
+	__u32 outputs[MCP_GRAPH_MAX_OUTPUTS];
+	__u32 param_offset;
+	__u32 param_len;
+	__u32 name_offset;
+	__u32 name_len;
+};
+
+/*
+ * Why a graph was refused (mcp_graph_create.error_reason, with -EINVAL);
+ * libmcp's validator reports the same reasons for the same graphs.
+ */
+enum mcp_graph_error {
+	MCP_GRAPH_OK = 0,
+	MCP_GRAPH_ERR_HEADER = 1,	/* magic, version, sizes, counts, lengths */
+	MCP_GRAPH_ERR_LIMIT = 2,	/* over a max_* knob */
+	MCP_GRAPH_ERR_RANGE = 3,	/* a name, init or param range outside the blob */
+	MCP_GRAPH_ERR_BUFFER = 4,	/* bad buffer entry, or bound BO too short */
+	MCP_GRAPH_ERR_TENSOR = 5,	/* bad dtype, rank, dims, layout, alignment */
+	MCP_GRAPH_ERR_BOUNDS = 6,	/* a tensor outside its buffer */
+	MCP_GRAPH_ERR_OP = 7,		/* unknown operator or reserved bits */
+	MCP_GRAPH_ERR_ENGINE = 8,	/* engine class cannot run the op or is absent */
+	MCP_GRAPH_ERR_ARITY = 9,	/* input/output counts or indices */
+	MCP_GRAPH_ERR_SHAPE = 10,	/* dtypes or shapes inconsistent for the op */
+	MCP_GRAPH_ERR_PARAM = 11,	/* parameters missing, short or invalid */
+	MCP_GRAPH_ERR_ALIAS = 12,	/* outputs overlap each other or inputs */
+	MCP_GRAPH_ERR_WRITERS = 13,	/* a tensor written by two nodes */
+	MCP_GRAPH_ERR_CYCLE = 14,	/* the dependencies have a cycle */
+};
+
+/* mcp_graph_create.error_kind: what error_index counts */
+enum mcp_graph_error_kind {
+	MCP_GRAPH_AT_HEADER = 0,
+	MCP_GRAPH_AT_BUFFER = 1,
+	MCP_GRAPH_AT_TENSOR = 2,
+	MCP_GRAPH_AT_NODE = 3,
+};
+
+/**
+ * struct mcp_graph_create - argument of MCP_IOC_GRAPH_CREATE
+ * @size:	in: sizeof(struct mcp_graph_create)
+ * @flags:	in: must be 0
+ * @graph:	in: user address of the binary graph
+ * @graph_len:	in: its bytes; must equal the header's total_len
+ * @handles:	in: user address of __u32[n_buffers], the BO handle (on
+ *		this fd) each buffer index is bound to
+ * @n_handles:	in: must equal the header's n_buffers
+ * @handle:	out: the graph's handle on this fd, never 0
+ * @error_reason: out: enum mcp_graph_error when the graph is refused
+ *		(-EINVAL), else 0
+ * @error_kind:	out: enum mcp_graph_error_kind of @error_index
+ * @error_index: out: index of the first bad buffer, tensor or node; for a
+ *		cycle, the lowest-index node that could not be scheduled
+ * @reserved:	in: must be 0
+ *
+ * Validated once: the graph is copied, checked, and its schedule (the
+ * dependency counts) computed.  Unknown handles: -ENOENT; a refused
+ * graph: -EINVAL with the three error fields, copied back even then.
+ */
+struct mcp_graph_create {
+	__u32 size;
+	__u32 flags;
+	__u64 graph;
+	__u64 graph_len;
+	__u64 handles;
+	__u32 n_handles;
+	__u32 handle;
+	__u32 error_reason;
+	__u32 error_kind;
+	__u32 error_index;
+	__u32 reserved;
+};
+
+#define MCP_GRAPH_CREATE_SIZE_VER0	56
+
+/** struct mcp_graph_binding - one buffer index rebound for one execution */
+struct mcp_graph_binding {
+	__u32 buffer;		/* index in the graph's buffer table */
+	__u32 handle;		/* BO on this fd, at least the buffer's length */
+};
+
+/* mcp_graph_exec.flags */
+#define MCP_GRAPH_EXEC_IN_FENCE	(1U << 0)	/* start after @in_fence signals */
+#define MCP_GRAPH_EXEC_FLAGS	(MCP_GRAPH_EXEC_IN_FENCE)
+
+/**
+ * struct mcp_graph_exec - argument of MCP_IOC_GRAPH_EXEC
+ * @size:	in: sizeof(struct mcp_graph_exec)
+ * @flags:	in: MCP_GRAPH_EXEC_*
+ * @graph:	in: graph handle
+ * @in_fence:	in: with MCP_GRAPH_EXEC_IN_FENCE, a sync_file fd
+ * @bindings:	in: user address of struct mcp_graph_binding[n_bindings]
+ * @n_bindings:	in: 0 .. n_buffers; each buffer index at most once
+ * @timeout_ms:	in: cancel the execution (-ETIMEDOUT) this long after it
+ *		was submitted; 0: the exec_timeout_ms knob
+ * @out_fence:	out: a sync_file fd (O_CLOEXEC) that signals when the
+ *		execution ends; its status is the execution's result
+ * @reserved:	in: must be 0
+ * @exec_id:	out: the execution's id on this fd, from 1, for
+ *		MCP_IOC_GRAPH_STATUS
+ */
+struct mcp_graph_exec {
+	__u32 size;
+	__u32 flags;
+	__u32 graph;
+	__s32 in_fence;
+	__u64 bindings;
+	__u32 n_bindings;
+	__u32 timeout_ms;
+	__s32 out_fence;
+	__u32 reserved;
+	__u64 exec_id;
+};
+
+#define MCP_GRAPH_EXEC_SIZE_VER0	48
+
+/* mcp_graph_status.state */
+enum mcp_graph_state {
+	MCP_GRAPH_STATE_QUEUED = 0,	/* waiting for its in-fence */
+	MCP_GRAPH_STATE_RUNNING = 1,
+	MCP_GRAPH_STATE_DONE = 2,	/* every node succeeded */
+	MCP_GRAPH_STATE_FAILED = 3,	/* a node failed, timed out or was cancelled */
+};
+
+/**
+ * struct mcp_graph_node_status - one node of one execution
+ * @engine:	enum mcp_graph_engine that ran it
+ * @numa_node:	NUMA node it ran on; -1 if it did not run
+ * @result:	0, or the negative errno it failed with; -ECANCELED when
+ *		skipped because an input failed or the execution ended
+ * @worker_tid:	the worker thread that ran it (MCP_GRAPH_ENGINE_WORKER)
+ * @start_ns:	CLOCK_MONOTONIC when it started; 0 if it did not
+ * @end_ns:	CLOCK_MONOTONIC when it ended; 0 if it did not
+ */
+struct mcp_graph_node_status {
+	__u32 engine;
+	__s32 numa_node;
+	__s32 result;
+	__s32 worker_tid;
+	__u64 start_ns;
+	__u64 end_ns;
+};
+
+/**
+ * struct mcp_graph_status - argument of MCP_IOC_GRAPH_STATUS
+ * @size:	in: sizeof(struct mcp_graph_status)
+ * @flags:	in: must be 0
+ * @exec_id:	in: from MCP_IOC_GRAPH_EXEC; the last exec_history_len
+ *		finished executions of the fd are kept; older: -ENOENT
+ * @nodes:	in: user address of struct mcp_graph_node_status[n_nodes],
+ *		or 0 for none
+ * @n_nodes:	in: entries at @nodes; out: the graph's node count (the
+ *		entries filled are the smaller of the two)
+ * @state:	out: enum mcp_graph_state
+ * @result:	out: 0, or the execution's negative errno
+ * @failed_node: out: index of the first node that failed, -1 when none
+ * @graph:	out: the graph's handle (even if it was destroyed since)
+ * @reserved:	in: must be 0
+ * @submit_ns:	out: CLOCK_MONOTONIC when it was submitted
+ * @end_ns:	out: when it ended, 0 while it runs
+ */
+struct mcp_graph_status {
+	__u32 size;
+	__u32 flags;
+	__u64 exec_id;
+	__u64 nodes;
+	__u32 n_nodes;
+	__u32 state;
+	__s32 result;
+	__s32 failed_node;
+	__u32 graph;
+	__u32 reserved;
+	__u64 submit_ns;
+	__u64 end_ns;
+};
+
+#define MCP_GRAPH_STATUS_SIZE_VER0	64
+
+/**
+ * struct mcp_graph_destroy - argument of MCP_IOC_GRAPH_DESTROY
+ * @size:	in: sizeof(struct mcp_graph_destroy)
+ * @flags:	in: must be 0
+ * @handle:	in: the graph; unknown: -ENOENT
+ * @reserved:	in: must be 0
+ *
+ * The handle is gone at once; executions in flight run to their end.
+ */
+struct mcp_graph_destroy {
+	__u32 size;
+	__u32 flags;
+	__u32 handle;
+	__u32 reserved;
+};
+
+#define MCP_GRAPH_DESTROY_SIZE_VER0	16
+
+/**
+ * struct mcp_worker_register - argument of MCP_IOC_WORKER_REGISTER
+ * @size:	in: sizeof(struct mcp_worker_register)
+ * @flags:	in: must be 0
+ * @node:	in: the NUMA node the worker serves, -1 for the caller's
+ *		current node; out: the node
+ * @fd:		out: the worker fd (O_RDWR | O_CLOEXEC)
+ *
+ * Makes the calling thread a compute worker of this fd's graphs.  The
+ * worker reads jobs from its fd (read() blocks, or -EAGAIN with
+ * O_NONBLOCK; poll() says POLLIN when one is ready), one struct
+ * mcp_worker_job per read, and reports each with MCP_IOC_JOB_DONE on the
+ * worker fd.  A job goes to a worker of the node holding most of its
+ * input bytes, else of the nearest node by SLIT distance.  Closing the
+ * worker fd with a job claimed re-queues the job once; the second time
+ * it fails with -EPIPE.
+ */
+struct mcp_worker_register {
+	__u32 size;
+	__u32 flags;
+	__s32 node;
+	__s32 fd;
+};
+
+#define MCP_WORKER_REGISTER_SIZE_VER0	16
+
+/** struct mcp_worker_tensor - a tensor of a job, with its binding resolved */
+struct mcp_worker_tensor {
+	__u32 handle;		/* BO on the graph's fd */
+	__u8 dtype;
+	__u8 rank;
+	__u8 layout;
+	__u8 reserved;
+	__u64 offset;		/* byte offset in the BO */
+	__u32 dims[MCP_GRAPH_MAX_RANK];
+};
+
+/**
+ * struct mcp_worker_job - what read() on a worker fd returns
+ * @job_id:	for MCP_IOC_JOB_DONE
+ * @exec_id:	the execution it belongs to
+ * @graph:	the graph's handle
+ * @node:	the node's index in the graph
+ * @op:		enum mcp_graph_op
+ * @n_inputs:	entries of @inputs used
+ * @n_outputs:	entries of @outputs used
+ * @param_len:	bytes of @param used
+ * @reserved:	0
+ * @inputs:	the node's inputs
+ * @outputs:	the node's outputs
+ * @param:	the node's parameters
+ */
+struct mcp_worker_job {
+	__u64 job_id;
+	__u64 exec_id;
+	__u32 graph;
+	__u32 node;
+	__u16 op;
+	__u8 n_inputs;
+	__u8 n_outputs;
+	__u32 param_len;
+	__u64 reserved;
+	struct mcp_worker_tensor inputs[MCP_GRAPH_MAX_INPUTS];
+	struct mcp_worker_tensor outputs[MCP_GRAPH_MAX_OUTPUTS];
+	__u8 param[MCP_GRAPH_MAX_PARAM];
+};
+
+/**
+ * struct mcp_job_done - argument of MCP_IOC_JOB_DONE, on a worker fd
+ * @size:	in: sizeof(struct mcp_job_done)
+ * @flags:	in: must be 0
+ * @job_id:	in: a job this worker fd claimed and has not reported;
+ *		else -ENOENT
+ * @result:	in: 0, or a negative errno: the node failed with it
+ * @reserved:	in: must be 0
+ */
+struct mcp_job_done {
+	__u32 size;
+	__u32 flags;
+	__u64 job_id;
+	__s32 result;
+	__u32 reserved;
+};
+
+#define MCP_JOB_DONE_SIZE_VER0		24
+
 /* Largest argument struct the kernel accepts; larger sizes are -E2BIG. */
 #define MCP_ARG_SIZE_MAX	4096
 
@@ -854,5 +1377,13 @@ struct mcp_dma_submit {
 #define MCP_IOC_BO_DESTROY	_IOW(MCP_IOC_MAGIC, 0x25, struct mcp_bo_destroy)
 #define MCP_IOC_ENGINE_INFO	_IOWR(MCP_IOC_MAGIC, 0x28, struct mcp_engine_info)
 #define MCP_IOC_DMA_SUBMIT	_IOWR(MCP_IOC_MAGIC, 0x29, struct mcp_dma_submit)
+#define MCP_IOC_GRAPH_CREATE	_IOWR(MCP_IOC_MAGIC, 0x30, struct mcp_graph_create)
+#define MCP_IOC_GRAPH_EXEC	_IOWR(MCP_IOC_MAGIC, 0x31, struct mcp_graph_exec)
+#define MCP_IOC_GRAPH_STATUS	_IOWR(MCP_IOC_MAGIC, 0x32, struct mcp_graph_status)
+#define MCP_IOC_GRAPH_DESTROY	_IOW(MCP_IOC_MAGIC, 0x33, struct mcp_graph_destroy)
+#define MCP_IOC_WORKER_REGISTER	_IOWR(MCP_IOC_MAGIC, 0x34, struct mcp_worker_register)
+
+/* On a worker fd (from MCP_IOC_WORKER_REGISTER) */
+#define MCP_IOC_JOB_DONE	_IOW(MCP_IOC_MAGIC, 0x38, struct mcp_job_done)
 
 #endif /* _UAPI_LINUX_MCP_H */
