@@ -742,5 +742,7 @@ MCP_EXPORT const char *mcp_place_origin_name(uint32_t origin);
 #include <mcp/tensor_pool.h>
 /* Buffers, DMA and fences (Documentation/libmcp.rst). */
 #include <mcp/dma.h>
+/* Inference graph definitions (Documentation/graphs.rst). */
+#include <mcp/graph.h>
 
 #endif /* MCP_MCP_H */

@@ -667,5 +667,7 @@ MCP_EXPORT std::vector<HostPciLink> scan_pci_links(const std::string &sysfs_root
 #include <mcp/tensor_pool.hpp>
 // Buffers, DMA and fences (Documentation/libmcp.rst).
 #include <mcp/dma.hpp>
+// Inference graph definitions (Documentation/graphs.rst).
+#include <mcp/graph.hpp>
 
 #endif // MCP_MCP_HPP
