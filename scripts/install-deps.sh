@@ -23,6 +23,7 @@ packages=(
 	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
 	libnl-3-dev libnl-genl-3-dev libdrm-dev
 	libcriterion-dev libcli11-dev nlohmann-json3-dev libfmt-dev libjansson-dev
+	libopenblas-dev
 	dkms sparse pciutils numactl libnuma-dev python3 file openssl
 	linux-source-6.1
 )

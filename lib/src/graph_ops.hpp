@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// libmcp internals: the operators of inference graphs on plain memory.
+// The compute operators (MCP_GRAPH_ENGINE_WORKER) are what the Runtime's
+// worker threads run; the data-movement ones (NOP, COPY, TILE16,
+// QUANT_I8, DEQUANT_I8) repeat in C++ what the kernel's cpu engine does,
+// for Runtime::run_inline().  Not installed.
+#ifndef MCP_SRC_GRAPH_OPS_HPP
+#define MCP_SRC_GRAPH_OPS_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace mcp::detail {
+
+// One tensor of a job, resolved to memory: @bytes (unpadded) at @data.
+struct OpTensor {
+	std::byte *data = nullptr;
+	std::uint8_t dtype = 0;		// enum mcp_dtype
+	std::uint8_t rank = 0;
+	std::uint8_t layout = 0;	// enum mcp_layout
+	std::uint32_t dims[6] = {};
+	std::uint64_t bytes = 0;
+};
+
+// Bytes of one element of @dtype, 0 when unknown.
+std::uint32_t dtype_size(std::uint8_t dtype) noexcept;
+// Elements of @t (1 for rank 0); 0 on overflow or an unknown dtype is the
+// caller's problem: tensor_bytes() says 0 then.
+std::uint64_t tensor_elements(const OpTensor &t) noexcept;
+// Unpadded bytes of @t, 0 on overflow or an unknown dtype.
+std::uint64_t tensor_bytes(const OpTensor &t) noexcept;
+
+// Runs operator @op (enum mcp_graph_op) on @in / @out with parameters
+// @param.  Checks the shapes and parameters again (a worker must never
+// crash on what it is given) and returns 0, -EINVAL (shapes, dtypes or
+// parameters wrong for the op) or -EOPNOTSUPP (an unknown op).  @kernel_ops
+// allows the data-movement operators too (run_inline); workers refuse
+// them with -EOPNOTSUPP.  Outputs may be inputs (in-place); operators that
+// cannot work in place compute into scratch memory first.
+int run_op(std::uint16_t op, std::span<const OpTensor> in, std::span<const OpTensor> out,
+	   std::span<const std::byte> param, bool kernel_ops) noexcept;
+
+// Makes OpenBLAS single-threaded, once per process: the Runtime's workers
+// are the parallelism.
+void init_blas_threads() noexcept;
+
+} // namespace mcp::detail
+
+#endif // MCP_SRC_GRAPH_OPS_HPP
