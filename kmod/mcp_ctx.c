@@ -24,6 +24,7 @@
 
 #include "mcp_bo.h"
 #include "mcp_ctx.h"
+#include "mcp_graph.h"
 #include "mcp_internal.h"
 #include "mcp_pci.h"
 
@@ -43,6 +44,7 @@ struct mcp_ctx *mcp_ctx_create(struct mcp_dev *mdev)
 
 	mutex_init(&ctx->lock);
 	xa_init_flags(&ctx->bos, XA_FLAGS_ALLOC1);
+	xa_init_flags(&ctx->graphs, XA_FLAGS_ALLOC1);
 	if (mdev) {
 		mcp_dev_get(mdev);
 		ctx->mdev = mdev;
@@ -50,12 +52,17 @@ struct mcp_ctx *mcp_ctx_create(struct mcp_dev *mdev)
 	return ctx;
 }
 
-/* The file is gone: its jobs first, then its handles, then the device. */
+/*
+ * The file is gone: its graph executions and workers first, then its
+ * graphs (which hold BOs and may have DMA jobs), its DMA jobs, its
+ * handles, then the device.
+ */
 void mcp_ctx_destroy(struct mcp_ctx *ctx)
 {
 	struct mcp_bo *bo;
 	unsigned long handle;
 
+	mcp_graph_ctx_fini(ctx);
 	mcp_dma_ctx_fini(ctx);
 
 	/* Nobody else can reach the table now; reserved slots hold no BO. */
@@ -405,6 +412,20 @@ static const struct mcp_ioctl_desc mcp_dma_submit_desc = {
 	.publish = mcp_ioctl_dma_submit_publish,
 };
 
+static const struct mcp_ioctl_desc mcp_graph_create_desc = {
+	.ksize = sizeof(struct mcp_graph_create),
+	.size_ver0 = MCP_GRAPH_CREATE_SIZE_VER0,
+	.handler = mcp_ioctl_graph_create,
+	.publish = mcp_ioctl_graph_create_publish,
+	.copy_out_on_einval = true,
+};
+
+static const struct mcp_ioctl_desc mcp_graph_destroy_desc = {
+	.ksize = sizeof(struct mcp_graph_destroy),
+	.size_ver0 = MCP_GRAPH_DESTROY_SIZE_VER0,
+	.handler = mcp_ioctl_graph_destroy,
+};
+
 /**
  * mcp_ctx_ioctl_desc() - the ioctls every context accepts
  * @cmd:	the ioctl number
@@ -430,6 +451,10 @@ const struct mcp_ioctl_desc *mcp_ctx_ioctl_desc(unsigned int cmd)
 		return &mcp_engine_info_desc;
 	case MCP_IOC_DMA_SUBMIT:
 		return &mcp_dma_submit_desc;
+	case MCP_IOC_GRAPH_CREATE:
+		return &mcp_graph_create_desc;
+	case MCP_IOC_GRAPH_DESTROY:
+		return &mcp_graph_destroy_desc;
 	default:
 		return NULL;
 	}

@@ -35,6 +35,7 @@ struct mcp_dev;
 struct mcp_bo;
 struct mcp_dma_ctx;
 struct mcp_ioctl_desc;
+struct mcp_sched;
 struct vm_area_struct;
 
 /**
@@ -43,12 +44,17 @@ struct vm_area_struct;
  * @lock:	see the lock order above
  * @bos:	handle -> struct mcp_bo *, handles from 1
  * @dma:	DMA state, owned by mcp_dma.c; NULL until the first use
+ * @graphs:	handle -> struct mcp_graph *, handles from 1 (mcp_graph.c)
+ * @sched:	graph executions and workers, owned by mcp_sched.c; NULL
+ *		until the first use
  */
 struct mcp_ctx {
 	struct mcp_dev *mdev;
 	struct mutex lock;	/* see the lock order above */
 	struct xarray bos;
 	struct mcp_dma_ctx *dma;
+	struct xarray graphs;
+	struct mcp_sched *sched;
 };
 
 /*
@@ -103,6 +109,18 @@ void mcp_bo_jobs_dec(struct mcp_bo *bo);
 int mcp_ioctl_engine_info(struct file *file, void *karg);
 int mcp_ioctl_dma_submit(struct file *file, void *karg);
 void mcp_dma_ctx_fini(struct mcp_ctx *ctx);
+/* The context has a device DMA engine (graph nodes on ENGINE_DEVICE). */
+bool mcp_dma_has_device_engine(struct mcp_ctx *ctx);
+/*
+ * A copy of @length bytes between two BOs for the kernel (graph COPY
+ * nodes on a device engine), run as a DMA job of @ctx on @engine (an
+ * MCP_ENGINE_*) by @deadline_ns.  Takes its own references on the BOs.
+ * Return: the job's fence with a reference for the caller, or an ERR_PTR.
+ */
+struct dma_fence *mcp_dma_submit_kernel(struct mcp_ctx *ctx, u32 engine,
+					struct mcp_bo *src, u64 src_offset,
+					struct mcp_bo *dst, u64 dst_offset,
+					u64 length, u64 deadline_ns);
 int mcp_dma_init(void);
 void mcp_dma_exit(void);
 

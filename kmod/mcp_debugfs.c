@@ -40,6 +40,10 @@ static const char * const mcp_counter_names[] = {
 	[MCP_CTR_BO_IMPORTS] = "bo_imports",
 	[MCP_CTR_DMA_JOBS_IN_FLIGHT] = "dma_jobs_in_flight",
 	[MCP_CTR_DMA_JOBS_TOTAL] = "dma_jobs_total",
+	[MCP_CTR_GRAPH_OBJECTS] = "graph_objects",
+	[MCP_CTR_GRAPH_EXECS_IN_FLIGHT] = "graph_execs_in_flight",
+	[MCP_CTR_GRAPH_JOBS_TOTAL] = "graph_jobs_total",
+	[MCP_CTR_GRAPH_WORKERS] = "graph_workers",
 };
 
 static_assert(ARRAY_SIZE(mcp_counter_names) == MCP_NR_COUNTERS);

@@ -704,6 +704,80 @@ err_put_bos:
 	return ret;
 }
 
+bool mcp_dma_has_device_engine(struct mcp_ctx *ctx)
+{
+	struct mcp_dma_ctx *dctx;
+
+	if (!ctx->mdev)
+		return false;
+	dctx = mcp_dma_ctx_get(ctx);
+	return !IS_ERR(dctx) && dctx->engines[MCP_ENGINE_DEVICE];
+}
+
+struct dma_fence *mcp_dma_submit_kernel(struct mcp_ctx *ctx, u32 engine,
+					struct mcp_bo *src, u64 src_offset,
+					struct mcp_bo *dst, u64 dst_offset,
+					u64 length, u64 deadline_ns)
+{
+	struct mcp_dma_ctx *dctx;
+	struct mcp_dma_job *job;
+	int ret;
+
+	dctx = mcp_dma_ctx_get(ctx);
+	if (IS_ERR(dctx))
+		return ERR_CAST(dctx);
+	if (engine >= MCP_DMA_ENGINES || !dctx->engines[engine])
+		return ERR_PTR(-ENOENT);
+
+	job = kzalloc(sizeof(*job), GFP_KERNEL_ACCOUNT);
+	if (!job)
+		return ERR_PTR(-ENOMEM);
+	mcp_bo_get(src);
+	mcp_bo_get(dst);
+	job->dctx = dctx;
+	job->engine_index = engine;
+	job->engine = dctx->engines[engine];
+	job->timeline = job->engine->name;
+	job->src = src;
+	job->dst = dst;
+	job->src_offset = src_offset;
+	job->dst_offset = dst_offset;
+	job->length = length;
+	job->deadline_ns = deadline_ns;
+	job->node = NUMA_NO_NODE;
+	job->dev_index = dctx->dev_index;
+	job->submit_ns = ktime_get_ns();
+	INIT_LIST_HEAD(&job->link);
+	INIT_LIST_HEAD(&job->in_cb.node);
+	init_completion(&job->done);
+	hrtimer_init(&job->deadline_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	job->deadline_timer.function = mcp_dma_deadline_fn;
+
+	if (engine == MCP_ENGINE_CPU) {
+		ret = mcp_dma_job_map(job);
+		if (ret)
+			goto err_free_job;
+	}
+
+	job->seqno = atomic64_inc_return(&dctx->seqno);
+	spin_lock_init(&job->fence_lock);
+	dma_fence_init(&job->fence, &mcp_fence_ops, &job->fence_lock,
+		       dma_fence_context_alloc(1), job->seqno);
+	__module_get(THIS_MODULE);
+
+	mcp_bo_jobs_inc(src);
+	mcp_bo_jobs_inc(dst);
+	dma_fence_get(&job->fence);
+	mcp_dma_job_commit(dctx, job);
+	return &job->fence;
+
+err_free_job:
+	kfree(job);
+	mcp_bo_put(src);
+	mcp_bo_put(dst);
+	return ERR_PTR(ret);
+}
+
 void mcp_ioctl_dma_submit_publish(void *karg, bool copied)
 {
 	struct mcp_dma_submit_karg *sk = karg;

@@ -44,6 +44,10 @@ struct file;
  *		entries
  * @succ:	successor node indices
  * @tensor_bytes: per tensor: its unpadded byte size
+ * @raw:	the kernel copy of the whole graph; @buffers, @tensors,
+ *		@nodes and @blob point into it
+ * @handles:	the BO handles bound at create, per buffer (worker jobs
+ *		name their tensors' BOs by handle)
  */
 struct mcp_graph {
 	struct kref ref;
@@ -58,6 +62,8 @@ struct mcp_graph {
 	u32 *succ_start;
 	u32 *succ;
 	u64 *tensor_bytes;
+	u8 *raw;
+	u32 *handles;
 };
 
 /**
@@ -79,8 +85,29 @@ struct mcp_graph_knobs {
 extern struct mcp_graph_knobs mcp_graph_knobs;
 extern const struct attribute_group mcp_graph_attr_group;
 
+/*
+ * Kernel copies of the arguments whose result is published after the copy
+ * back (mcp_ioctl_desc.publish): the handle or fd appears only then.
+ */
+struct mcp_graph_create_karg {
+	struct mcp_graph_create arg;
+	struct mcp_ctx *ctx;
+	struct mcp_graph *graph;
+};
+
+struct mcp_graph_exec_karg {
+	struct mcp_graph_exec arg;
+	struct file *out_file;
+};
+
+struct mcp_worker_register_karg {
+	struct mcp_worker_register arg;
+	struct file *file;
+};
+
 /* mcp_graph.c */
 int mcp_ioctl_graph_create(struct file *file, void *karg);
+void mcp_ioctl_graph_create_publish(void *karg, bool copied);
 int mcp_ioctl_graph_destroy(struct file *file, void *karg);
 /* A reference on the graph @handle of @ctx, or NULL. */
 struct mcp_graph *mcp_graph_lookup(struct mcp_ctx *ctx, u32 handle);

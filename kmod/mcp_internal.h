@@ -83,6 +83,10 @@ enum mcp_counter {
 	MCP_CTR_BO_IMPORTS,	/* imported dma-bufs held by BOs */
 	MCP_CTR_DMA_JOBS_IN_FLIGHT, /* DMA jobs submitted, not finished */
 	MCP_CTR_DMA_JOBS_TOTAL,	/* DMA jobs submitted since load */
+	MCP_CTR_GRAPH_OBJECTS,	/* live struct mcp_graph (mcp_graph.c) */
+	MCP_CTR_GRAPH_EXECS_IN_FLIGHT, /* graph executions not yet ended */
+	MCP_CTR_GRAPH_JOBS_TOTAL, /* graph nodes dispatched to an engine */
+	MCP_CTR_GRAPH_WORKERS,	/* open worker fds (mcp_worker.c) */
 	MCP_NR_COUNTERS
 };
 
@@ -118,6 +122,8 @@ static inline s64 mcp_counter_read(enum mcp_counter ctr)
  *			handler built visible (installs an fd) or drops it
  * @copy_out_on_enospc:	copy the argument back when @handler returns
  *			-ENOSPC too (it carries the sizes the caller needs)
+ * @copy_out_on_einval:	copy the argument back when @handler returns
+ *			-EINVAL too (it says what was refused)
  */
 struct mcp_ioctl_desc {
 	size_t ksize;
@@ -125,6 +131,7 @@ struct mcp_ioctl_desc {
 	int (*handler)(struct file *file, void *karg);
 	void (*publish)(void *karg, bool copied);
 	bool copy_out_on_enospc;
+	bool copy_out_on_einval;
 };
 
 /* mcp_main.c: the extensible-struct convention, for every fd of mcp.ko */

@@ -26,6 +26,7 @@
 
 #include "mcp_bo.h"
 #include "mcp_ctx.h"
+#include "mcp_graph.h"
 #include "mcp_internal.h"
 
 /* Room for the kernel copy of any ioctl argument. */
@@ -48,6 +49,12 @@ union mcp_ioctl_arg {
 	struct mcp_bo_destroy bo_destroy;
 	struct mcp_engine_info engine_info;
 	struct mcp_dma_submit_karg dma_submit;
+	struct mcp_graph_create_karg graph_create;
+	struct mcp_graph_exec_karg graph_exec;
+	struct mcp_graph_status graph_status;
+	struct mcp_graph_destroy graph_destroy;
+	struct mcp_worker_register_karg worker_register;
+	struct mcp_job_done job_done;
 };
 
 /* mcp_ioctl_call() relies on "size" coming first in every argument. */
@@ -69,6 +76,12 @@ static_assert(offsetof(struct mcp_bo_import_karg, arg.size) == 0);
 static_assert(offsetof(struct mcp_bo_destroy, size) == 0);
 static_assert(offsetof(struct mcp_engine_info, size) == 0);
 static_assert(offsetof(struct mcp_dma_submit_karg, arg.size) == 0);
+static_assert(offsetof(struct mcp_graph_create_karg, arg.size) == 0);
+static_assert(offsetof(struct mcp_graph_exec_karg, arg.size) == 0);
+static_assert(offsetof(struct mcp_graph_status, size) == 0);
+static_assert(offsetof(struct mcp_graph_destroy, size) == 0);
+static_assert(offsetof(struct mcp_worker_register_karg, arg.size) == 0);
+static_assert(offsetof(struct mcp_job_done, size) == 0);
 static_assert(sizeof(struct mcp_version) >= MCP_VERSION_SIZE_VER0);
 static_assert(sizeof(struct mcp_topology) >= MCP_TOPOLOGY_SIZE_VER0);
 static_assert(sizeof(struct mcp_place) >= MCP_PLACE_SIZE_VER0);
@@ -87,6 +100,13 @@ static_assert(sizeof(struct mcp_bo_import) >= MCP_BO_IMPORT_SIZE_VER0);
 static_assert(sizeof(struct mcp_bo_destroy) >= MCP_BO_DESTROY_SIZE_VER0);
 static_assert(sizeof(struct mcp_engine_info) >= MCP_ENGINE_INFO_SIZE_VER0);
 static_assert(sizeof(struct mcp_dma_submit) >= MCP_DMA_SUBMIT_SIZE_VER0);
+static_assert(sizeof(struct mcp_graph_create) >= MCP_GRAPH_CREATE_SIZE_VER0);
+static_assert(sizeof(struct mcp_graph_exec) >= MCP_GRAPH_EXEC_SIZE_VER0);
+static_assert(sizeof(struct mcp_graph_status) >= MCP_GRAPH_STATUS_SIZE_VER0);
+static_assert(sizeof(struct mcp_graph_destroy) >= MCP_GRAPH_DESTROY_SIZE_VER0);
+static_assert(sizeof(struct mcp_worker_register) >=
+	      MCP_WORKER_REGISTER_SIZE_VER0);
+static_assert(sizeof(struct mcp_job_done) >= MCP_JOB_DONE_SIZE_VER0);
 static_assert(sizeof(union mcp_ioctl_arg) <= MCP_ARG_SIZE_MAX);
 
 /* Every /dev/mcp file is a host context (mcp_ctx.h). */
@@ -156,7 +176,8 @@ long mcp_ioctl_call(struct file *file, const struct mcp_ioctl_desc *desc,
 	memcpy(&karg, &usize, sizeof(usize));
 
 	ret = desc->handler(file, &karg);
-	if (ret == 0 || (ret == -ENOSPC && desc->copy_out_on_enospc)) {
+	if (ret == 0 || (ret == -ENOSPC && desc->copy_out_on_enospc) ||
+	    (ret == -EINVAL && desc->copy_out_on_einval)) {
 		bool copied = !copy_to_user(uarg, &karg,
 					    min_t(size_t, usize, desc->ksize));
 

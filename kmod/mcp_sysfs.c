@@ -10,6 +10,7 @@
 #include <linux/sysfs.h>
 
 #include "mcp_ctx.h"
+#include "mcp_graph.h"
 #include "mcp_internal.h"
 
 static ssize_t abi_version_show(struct device *dev,
@@ -82,5 +83,6 @@ const struct attribute_group *mcp_sysfs_groups[] = {
 	&mcp_sysfs_group,
 	&mcp_dma_group,
 	&mcp_place_attr_group,
+	&mcp_graph_attr_group,
 	NULL
 };

@@ -1,0 +1,1130 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MCP (Model Control Protocol): MCP_IOC_GRAPH_CREATE / _DESTROY, graph
+ * validation and schedules, the graph handle table of a context and the
+ * knobs in /sys/class/misc/mcp/graph/.
+ *
+ * A graph is copied once, checked in the order of
+ * Documentation/graphs.rst (libmcp's validator reports the same first
+ * error for the same bytes), and its dependency graph stored as CSR.
+ * The header is read and checked before anything is allocated, so the
+ * allocation is bounded by the max_* knobs.  As for BOs, a new graph's
+ * handle is reserved by the handler and published only after the copy
+ * back worked.
+ *
+ * Locks: mcp_ctx.lock around the graph table (mcp_ctx.h); nothing else.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/device.h>
+#include <linux/kernel.h>
+#include <linux/overflow.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+#include <linux/uaccess.h>
+#include <linux/xarray.h>
+
+#include "mcp_bo.h"
+#include "mcp_ctx.h"
+#include "mcp_graph.h"
+#include "mcp_internal.h"
+#include "mcp_pci.h"
+
+#define MCP_GRAPH_HEADER_SIZE	48
+#define MCP_GRAPH_MAX_BUFFERS	64
+/* Knob caps (Documentation/ABI/testing/sysfs-class-misc-mcp) */
+#define MCP_GRAPH_NODES_CAP	65536
+#define MCP_GRAPH_TENSORS_CAP	65536
+#define MCP_GRAPH_BLOB_CAP	(16U << 20)
+#define MCP_GRAPH_TIMEOUT_CAP	3600000
+#define MCP_GRAPH_HISTORY_CAP	4096
+/* Graph handles, as BO handles */
+#define MCP_GRAPH_HANDLE_MAX	((1U << 24) - 1)
+
+static_assert(sizeof(struct mcp_graph_header) == MCP_GRAPH_HEADER_SIZE);
+static_assert(sizeof(struct mcp_graph_buffer) == 32);
+static_assert(sizeof(struct mcp_graph_tensor) == 48);
+static_assert(sizeof(struct mcp_graph_node) == 48);
+
+struct mcp_graph_knobs mcp_graph_knobs = {
+	.max_nodes = 4096,
+	.max_tensors = 16384,
+	.max_blob = 1U << 20,
+	.exec_timeout_ms = 10000,
+	.exec_history_len = 64,
+};
+
+/* The first failure found: what GRAPH_CREATE copies back with -EINVAL. */
+struct mcp_graph_err {
+	u32 reason;
+	u32 kind;
+	u32 index;
+};
+
+static int mcp_graph_fail(struct mcp_graph_err *err, u32 reason, u32 kind,
+			  u32 index)
+{
+	err->reason = reason;
+	err->kind = kind;
+	err->index = index;
+	return -EINVAL;
+}
+
+/* Helpers on the format */
+
+static u32 mcp_dtype_size(u8 dtype)
+{
+	switch (dtype) {
+	case MCP_DTYPE_F32:
+	case MCP_DTYPE_I32:
+		return 4;
+	case MCP_DTYPE_I8:
+	case MCP_DTYPE_U8:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* A blob range: none (0, 0), or inside the blob. */
+static bool mcp_graph_range_ok(u32 offset, u32 len, u32 blob_len)
+{
+	if (!len)
+		return !offset;
+	return (u64)offset + len <= blob_len;
+}
+
+static bool mcp_f32_finite(u32 bits)
+{
+	return ((bits >> 23) & 0xff) != 0xff;
+}
+
+static bool mcp_f32_positive(u32 bits)
+{
+	return mcp_f32_finite(bits) && !(bits >> 31) && (bits & 0x7fffffff);
+}
+
+static bool mcp_graph_op_known(u16 op)
+{
+	return (op >= MCP_OP_NOP && op <= MCP_OP_DEQUANT_I8) ||
+	       (op >= MCP_OP_WNOP && op <= MCP_OP_MATMUL_I8);
+}
+
+static bool mcp_graph_engine_runs(u8 engine, u16 op)
+{
+	switch (op) {
+	case MCP_OP_NOP:
+	case MCP_OP_TILE16:
+	case MCP_OP_QUANT_I8:
+	case MCP_OP_DEQUANT_I8:
+		return engine == MCP_GRAPH_ENGINE_CPU;
+	case MCP_OP_COPY:
+		return engine == MCP_GRAPH_ENGINE_CPU ||
+		       engine == MCP_GRAPH_ENGINE_DEVICE;
+	default:
+		return engine == MCP_GRAPH_ENGINE_WORKER;
+	}
+}
+
+/* Inputs and outputs each operator takes: [min, max] of both. */
+static bool mcp_graph_arity_ok(u16 op, u8 n_in, u8 n_out)
+{
+	switch (op) {
+	case MCP_OP_NOP:
+	case MCP_OP_WNOP:
+		return true;
+	case MCP_OP_MATMUL:
+		return (n_in == 2 || n_in == 3) && n_out == 1;
+	case MCP_OP_ADD:
+	case MCP_OP_MATMUL_I8:
+		return n_in == 2 && n_out == 1;
+	case MCP_OP_LAYERNORM:
+		return n_in == 3 && n_out == 1;
+	default:
+		return n_in == 1 && n_out == 1;
+	}
+}
+
+static bool mcp_graph_tensors_overlap(const struct mcp_graph *graph, u32 a, u32 b)
+{
+	const struct mcp_graph_tensor *ta = &graph->tensors[a];
+	const struct mcp_graph_tensor *tb = &graph->tensors[b];
+
+	/* Validated: every tensor is inside its buffer, no overflow. */
+	return ta->buffer == tb->buffer &&
+	       ta->offset < tb->offset + graph->tensor_bytes[b] &&
+	       tb->offset < ta->offset + graph->tensor_bytes[a];
+}
+
+static bool mcp_graph_tensors_identical(const struct mcp_graph *graph,
+					u32 a, u32 b)
+{
+	const struct mcp_graph_tensor *ta = &graph->tensors[a];
+	const struct mcp_graph_tensor *tb = &graph->tensors[b];
+
+	return ta->buffer == tb->buffer && ta->offset == tb->offset &&
+	       graph->tensor_bytes[a] == graph->tensor_bytes[b];
+}
+
+/* In-place-active: INPLACE and out0 is exactly in0. */
+static bool mcp_graph_node_inplace(const struct mcp_graph *graph,
+				   const struct mcp_graph_node *n)
+{
+	return (n->flags & MCP_GRAPH_NODE_INPLACE) && n->n_inputs &&
+	       n->n_outputs &&
+	       mcp_graph_tensors_identical(graph, n->outputs[0], n->inputs[0]);
+}
+
+/* 1. The header, on its own (before anything is allocated) */
+static int mcp_graph_check_header(const struct mcp_graph_header *h,
+				  u64 graph_len, u32 n_handles,
+				  struct mcp_graph_err *err)
+{
+	u64 total;
+
+	if (h->magic != MCP_GRAPH_MAGIC || h->version != MCP_GRAPH_VERSION ||
+	    h->header_size != MCP_GRAPH_HEADER_SIZE || h->flags ||
+	    h->reserved)
+		return mcp_graph_fail(err, MCP_GRAPH_ERR_HEADER,
+				      MCP_GRAPH_AT_HEADER, 0);
+	if (!h->n_buffers || h->n_buffers > MCP_GRAPH_MAX_BUFFERS ||
+	    !h->n_tensors || !h->n_nodes || h->blob_len % 8)
+		return mcp_graph_fail(err, MCP_GRAPH_ERR_HEADER,
+				      MCP_GRAPH_AT_HEADER, 0);
+	if (h->n_nodes > READ_ONCE(mcp_graph_knobs.max_nodes) ||
+	    h->n_tensors > READ_ONCE(mcp_graph_knobs.max_tensors) ||
+	    h->blob_len > READ_ONCE(mcp_graph_knobs.max_blob))
+		return mcp_graph_fail(err, MCP_GRAPH_ERR_LIMIT,
+				      MCP_GRAPH_AT_HEADER, 0);
+	/* 32-bit counts times small sizes: no overflow in 64 bits. */
+	total = MCP_GRAPH_HEADER_SIZE +
+		(u64)h->n_buffers * sizeof(struct mcp_graph_buffer) +
+		(u64)h->n_tensors * sizeof(struct mcp_graph_tensor) +
+		(u64)h->n_nodes * sizeof(struct mcp_graph_node) + h->blob_len;
+	if (h->total_len != total || h->total_len != graph_len)
+		return mcp_graph_fail(err, MCP_GRAPH_ERR_HEADER,
+				      MCP_GRAPH_AT_HEADER, 0);
+	if (!mcp_graph_range_ok(h->name_offset, h->name_len, h->blob_len))
+		return mcp_graph_fail(err, MCP_GRAPH_ERR_RANGE,
+				      MCP_GRAPH_AT_HEADER, 0);
+	if (n_handles != h->n_buffers)
+		return mcp_graph_fail(err, MCP_GRAPH_ERR_HEADER,
+				      MCP_GRAPH_AT_HEADER, 0);
+	return 0;
+}
+
+/* 2. Buffers, each with its bound BO (a reference kept in graph->bos) */
+static int mcp_graph_check_buffers(struct mcp_graph *graph,
+				   struct mcp_ctx *ctx,
+				   struct mcp_graph_err *err)
+{
+	u32 blob_len = graph->hdr.blob_len;
+	u32 i;
+
+	for (i = 0; i < graph->hdr.n_buffers; i++) {
+		const struct mcp_graph_buffer *b = &graph->buffers[i];
+		struct mcp_bo *bo;
+
+		if (!b->length || (b->flags & ~MCP_GRAPH_BUF_FLAGS) ||
+		    b->reserved)
+			return mcp_graph_fail(err, MCP_GRAPH_ERR_BUFFER,
+					      MCP_GRAPH_AT_BUFFER, i);
+		if (!mcp_graph_range_ok(b->name_offset, b->name_len,
+					blob_len) ||
+		    !mcp_graph_range_ok(b->init_offset, b->init_len, blob_len))
+			return mcp_graph_fail(err, MCP_GRAPH_ERR_RANGE,
+					      MCP_GRAPH_AT_BUFFER, i);
+		bo = mcp_bo_lookup(ctx, graph->handles[i]);
+		if (!bo)
+			return -ENOENT;
+		graph->bos[i] = bo;
+		if (mcp_bo_length(bo) < b->length)
+			return mcp_graph_fail(err, MCP_GRAPH_ERR_BUFFER,
+					      MCP_GRAPH_AT_BUFFER, i);
+	}
+	return 0;
+}
+
+/* Unpadded bytes of @t, false on overflow. */
+static bool mcp_graph_tensor_size(const struct mcp_graph_tensor *t,
+				  u64 *bytes)
+{
+	u64 n = mcp_dtype_size(t->dtype);
+	u32 k;
+
+	for (k = 0; k < t->rank; k++)
+		if (check_mul_overflow(n, (u64)t->dims[k], &n))
+			return false;
+	*bytes = n;
+	return n <= U64_MAX - (MCP_GRAPH_ALIGN - 1);
+}
+
+static bool mcp_graph_tensor_ok(const struct mcp_graph *graph,
+				const struct mcp_graph_tensor *t)
+{
+	u32 k;
+
+	if (t->buffer >= graph->hdr.n_buffers || !mcp_dtype_size(t->dtype) ||
+	    t->rank > MCP_GRAPH_MAX_RANK || t->flags)
+		return false;
+	for (k = 0; k < MCP_GRAPH_MAX_RANK; k++)
+		if (k < t->rank ? !t->dims[k] : t->dims[k])
+			return false;
+	switch (t->layout) {
+	case MCP_LAYOUT_DENSE:
+		break;
+	case MCP_LAYOUT_NHWC:
+		if (t->rank != 4)
+			return false;
+		break;
+	case MCP_LAYOUT_TILED16:
+		if (t->rank != 5 || t->dims[4] != 16)
+			return false;
+		break;
+	default:
+		return false;
+	}
+	return !(t->offset % MCP_GRAPH_ALIGN);
+}
+
+/* 3. Tensors */
+static int mcp_graph_check_tensors(struct mcp_graph *graph,
+				   struct mcp_graph_err *err)
+{
+	u32 i;
+
+	for (i = 0; i < graph->hdr.n_tensors; i++) {
+		const struct mcp_graph_tensor *t = &graph->tensors[i];
+		u64 bytes, padded, length;
+
+		if (!mcp_graph_tensor_ok(graph, t) ||
+		    !mcp_graph_tensor_size(t, &bytes))
+			return mcp_graph_fail(err, MCP_GRAPH_ERR_TENSOR,
+					      MCP_GRAPH_AT_TENSOR, i);
+		if (!mcp_graph_range_ok(t->name_offset, t->name_len,
+					graph->hdr.blob_len))
+			return mcp_graph_fail(err, MCP_GRAPH_ERR_RANGE,
+					      MCP_GRAPH_AT_TENSOR, i);
+		padded = round_up(bytes, MCP_GRAPH_ALIGN);
+		length = graph->buffers[t->buffer].length;
+		if (padded > length || t->offset > length - padded)
+			return mcp_graph_fail(err, MCP_GRAPH_ERR_BOUNDS,
+					      MCP_GRAPH_AT_TENSOR, i);
+		graph->tensor_bytes[i] = bytes;
+	}
+	return 0;
+}
+
+/* 4e. Parameters of one node (param_len <= 256, range checked) */
+static bool mcp_graph_param_ok(const struct mcp_graph *graph,
+			       const struct mcp_graph_node *n)
+{
+	const u8 *p = graph->blob + n->param_offset;
+	struct mcp_graph_matmul_i8 mi8;
+	struct mcp_graph_matmul mm;
+	struct mcp_graph_quant q;
+	struct mcp_graph_norm nm;
+
+	if (n->param_len > MCP_GRAPH_MAX_PARAM)
+		return false;
+	switch (n->op) {
+	case MCP_OP_QUANT_I8:
+	case MCP_OP_DEQUANT_I8:
+		if (n->param_len != sizeof(q))
+			return false;
+		memcpy(&q, p, sizeof(q));
+		return mcp_f32_positive(q.scale) && q.zero_point >= -128 &&
+		       q.zero_point <= 127;
+	case MCP_OP_MATMUL:
+		if (!n->param_len)
+			return true;
+		if (n->param_len != sizeof(mm))
+			return false;
+		memcpy(&mm, p, sizeof(mm));
+		return !(mm.flags & ~MCP_MATMUL_FLAGS) &&
+		       mcp_f32_finite(mm.alpha);
+	case MCP_OP_LAYERNORM:
+		if (n->param_len != sizeof(nm))
+			return false;
+		memcpy(&nm, p, sizeof(nm));
+		return mcp_f32_positive(nm.eps) && !nm.reserved;
+	case MCP_OP_MATMUL_I8:
+		if (n->param_len != sizeof(mi8))
+			return false;
+		memcpy(&mi8, p, sizeof(mi8));
+		return mcp_f32_positive(mi8.scale_a) &&
+		       mcp_f32_positive(mi8.scale_b) &&
+		       mi8.zero_a >= -128 && mi8.zero_a <= 127 &&
+		       mi8.zero_b >= -128 && mi8.zero_b <= 127;
+	default:
+		return !n->param_len;
+	}
+}
+
+static bool mcp_graph_same_dims(const struct mcp_graph_tensor *a,
+				const struct mcp_graph_tensor *b)
+{
+	return a->rank == b->rank &&
+	       !memcmp(a->dims, b->dims, sizeof(a->dims));
+}
+
+static bool mcp_graph_all_f32(const struct mcp_graph *graph,
+			      const struct mcp_graph_node *n)
+{
+	u32 k;
+
+	for (k = 0; k < n->n_inputs; k++)
+		if (graph->tensors[n->inputs[k]].dtype != MCP_DTYPE_F32)
+			return false;
+	for (k = 0; k < n->n_outputs; k++)
+		if (graph->tensors[n->outputs[k]].dtype != MCP_DTYPE_F32)
+			return false;
+	return true;
+}
+
+static bool mcp_graph_tile16_ok(const struct mcp_graph *graph,
+				const struct mcp_graph_node *n)
+{
+	const struct mcp_graph_tensor *in = &graph->tensors[n->inputs[0]];
+	const struct mcp_graph_tensor *out = &graph->tensors[n->outputs[0]];
+
+	if (in->layout != MCP_LAYOUT_NHWC ||
+	    out->layout != MCP_LAYOUT_TILED16 || in->dtype != out->dtype)
+		return false;
+	if (in->dims[1] % 16 ||
+	    ((u64)in->dims[3] * mcp_dtype_size(in->dtype)) % 32)
+		return false;
+	return out->dims[0] == in->dims[0] &&
+	       out->dims[1] == in->dims[1] / 16 &&
+	       out->dims[2] == in->dims[2] && out->dims[3] == in->dims[3] &&
+	       out->dims[4] == 16;
+}
+
+static bool mcp_graph_matmul_ok(const struct mcp_graph *graph,
+				const struct mcp_graph_node *n)
+{
+	const struct mcp_graph_tensor *a = &graph->tensors[n->inputs[0]];
+	const struct mcp_graph_tensor *b = &graph->tensors[n->inputs[1]];
+	const struct mcp_graph_tensor *c = &graph->tensors[n->outputs[0]];
+	struct mcp_graph_matmul mm = { .flags = 0 };
+	u32 m, ka, kb, nn;
+
+	if (n->param_len)
+		memcpy(&mm, graph->blob + n->param_offset, sizeof(mm));
+	if (!mcp_graph_all_f32(graph, n) || a->rank != 2 || b->rank != 2 ||
+	    c->rank != 2)
+		return false;
+	m = mm.flags & MCP_MATMUL_TRANS_A ? a->dims[1] : a->dims[0];
+	ka = mm.flags & MCP_MATMUL_TRANS_A ? a->dims[0] : a->dims[1];
+	kb = mm.flags & MCP_MATMUL_TRANS_B ? b->dims[1] : b->dims[0];
+	nn = mm.flags & MCP_MATMUL_TRANS_B ? b->dims[0] : b->dims[1];
+	if (ka != kb || c->dims[0] != m || c->dims[1] != nn)
+		return false;
+	if (n->n_inputs == 3) {
+		const struct mcp_graph_tensor *bias =
+			&graph->tensors[n->inputs[2]];
+
+		return bias->rank == 1 && bias->dims[0] == nn;
+	}
+	return true;
+}
+
+static bool mcp_graph_layernorm_ok(const struct mcp_graph *graph,
+				   const struct mcp_graph_node *n)
+{
+	const struct mcp_graph_tensor *x = &graph->tensors[n->inputs[0]];
+	const struct mcp_graph_tensor *g = &graph->tensors[n->inputs[1]];
+	const struct mcp_graph_tensor *b = &graph->tensors[n->inputs[2]];
+	const struct mcp_graph_tensor *y = &graph->tensors[n->outputs[0]];
+	u32 d;
+
+	if (!mcp_graph_all_f32(graph, n) || x->rank < 1 ||
+	    !mcp_graph_same_dims(x, y))
+		return false;
+	d = x->dims[x->rank - 1];
+	return g->rank == 1 && g->dims[0] == d && b->rank == 1 &&
+	       b->dims[0] == d;
+}
+
+static bool mcp_graph_matmul_i8_ok(const struct mcp_graph *graph,
+				   const struct mcp_graph_node *n)
+{
+	const struct mcp_graph_tensor *a = &graph->tensors[n->inputs[0]];
+	const struct mcp_graph_tensor *b = &graph->tensors[n->inputs[1]];
+	const struct mcp_graph_tensor *c = &graph->tensors[n->outputs[0]];
+
+	return a->dtype == MCP_DTYPE_I8 && b->dtype == MCP_DTYPE_I8 &&
+	       c->dtype == MCP_DTYPE_F32 && a->rank == 2 && b->rank == 2 &&
+	       c->rank == 2 && a->dims[1] == b->dims[0] &&
+	       c->dims[0] == a->dims[0] && c->dims[1] == b->dims[1];
+}
+
+/* 4f. Dtypes, shapes and layouts of one node */
+static bool mcp_graph_shape_ok(const struct mcp_graph *graph,
+			       const struct mcp_graph_node *n)
+{
+	const struct mcp_graph_tensor *in0 = &graph->tensors[n->inputs[0]];
+	const struct mcp_graph_tensor *out0 = &graph->tensors[n->outputs[0]];
+	u32 k;
+
+	if (n->op == MCP_OP_COPY)
+		return graph->tensor_bytes[n->inputs[0]] ==
+		       graph->tensor_bytes[n->outputs[0]];
+	if (n->op == MCP_OP_TILE16)
+		return mcp_graph_tile16_ok(graph, n);
+
+	for (k = 0; k < n->n_inputs; k++)
+		if (graph->tensors[n->inputs[k]].layout != MCP_LAYOUT_DENSE)
+			return false;
+	for (k = 0; k < n->n_outputs; k++)
+		if (graph->tensors[n->outputs[k]].layout != MCP_LAYOUT_DENSE)
+			return false;
+
+	switch (n->op) {
+	case MCP_OP_QUANT_I8:
+		return in0->dtype == MCP_DTYPE_F32 &&
+		       out0->dtype == MCP_DTYPE_I8 &&
+		       mcp_graph_same_dims(in0, out0);
+	case MCP_OP_DEQUANT_I8:
+		return in0->dtype == MCP_DTYPE_I8 &&
+		       out0->dtype == MCP_DTYPE_F32 &&
+		       mcp_graph_same_dims(in0, out0);
+	case MCP_OP_MATMUL:
+		return mcp_graph_matmul_ok(graph, n);
+	case MCP_OP_ADD:
+		return mcp_graph_all_f32(graph, n) &&
+		       mcp_graph_same_dims(in0, &graph->tensors[n->inputs[1]]) &&
+		       mcp_graph_same_dims(in0, out0);
+	case MCP_OP_RELU:
+	case MCP_OP_GELU:
+		return mcp_graph_all_f32(graph, n) &&
+		       mcp_graph_same_dims(in0, out0);
+	case MCP_OP_SOFTMAX:
+		return mcp_graph_all_f32(graph, n) && in0->rank >= 1 &&
+		       mcp_graph_same_dims(in0, out0);
+	case MCP_OP_LAYERNORM:
+		return mcp_graph_layernorm_ok(graph, n);
+	case MCP_OP_MATMUL_I8:
+		return mcp_graph_matmul_i8_ok(graph, n);
+	default:	/* NOP, WNOP */
+		return true;
+	}
+}
+
+/* 4g. Outputs overlapping each other or the node's inputs */
+static bool mcp_graph_alias_ok(const struct mcp_graph *graph,
+			       const struct mcp_graph_node *n)
+{
+	u32 k, m;
+
+	if (n->n_outputs == 2 &&
+	    mcp_graph_tensors_overlap(graph, n->outputs[0], n->outputs[1]))
+		return false;
+	for (k = 0; k < n->n_outputs; k++)
+		for (m = 0; m < n->n_inputs; m++) {
+			if (!mcp_graph_tensors_overlap(graph, n->outputs[k],
+						       n->inputs[m]))
+				continue;
+			if (!k && !m && (n->flags & MCP_GRAPH_NODE_INPLACE) &&
+			    mcp_graph_tensors_identical(graph, n->outputs[0],
+							n->inputs[0]))
+				continue;
+			return false;
+		}
+	return true;
+}
+
+static bool mcp_graph_slots_ok(const struct mcp_graph *graph,
+			       const struct mcp_graph_node *n)
+{
+	u32 k;
+
+	if (n->n_inputs > MCP_GRAPH_MAX_INPUTS ||
+	    n->n_outputs > MCP_GRAPH_MAX_OUTPUTS)
+		return false;
+	for (k = 0; k < MCP_GRAPH_MAX_INPUTS; k++)
+		if (k < n->n_inputs ? n->inputs[k] >= graph->hdr.n_tensors :
+				      n->inputs[k])
+			return false;
+	for (k = 0; k < MCP_GRAPH_MAX_OUTPUTS; k++)
+		if (k < n->n_outputs ? n->outputs[k] >= graph->hdr.n_tensors :
+				       n->outputs[k])
+			return false;
+	return mcp_graph_arity_ok(n->op, n->n_inputs, n->n_outputs);
+}
+
+/* 4. Nodes, each on its own */
+static int mcp_graph_check_nodes(const struct mcp_graph *graph,
+				 bool has_device, struct mcp_graph_err *err)
+{
+	u32 blob_len = graph->hdr.blob_len;
+	u32 i;
+
+	for (i = 0; i < graph->hdr.n_nodes; i++) {
+		const struct mcp_graph_node *n = &graph->nodes[i];
+		u32 reason = 0;
+
+		if (!mcp_graph_op_known(n->op) ||
+		    (n->flags & ~MCP_GRAPH_NODE_FLAGS) || n->reserved)
+			reason = MCP_GRAPH_ERR_OP;
+		else if (n->engine > MCP_GRAPH_ENGINE_WORKER ||
+			 !mcp_graph_engine_runs(n->engine, n->op) ||
+			 (n->engine == MCP_GRAPH_ENGINE_DEVICE && !has_device))
+			reason = MCP_GRAPH_ERR_ENGINE;
+		else if (!mcp_graph_slots_ok(graph, n))
+			reason = MCP_GRAPH_ERR_ARITY;
+		else if (!mcp_graph_range_ok(n->name_offset, n->name_len,
+					     blob_len) ||
+			 !mcp_graph_range_ok(n->param_offset, n->param_len,
+					     blob_len))
+			reason = MCP_GRAPH_ERR_RANGE;
+		else if (!mcp_graph_param_ok(graph, n))
+			reason = MCP_GRAPH_ERR_PARAM;
+		else if (!mcp_graph_shape_ok(graph, n))
+			reason = MCP_GRAPH_ERR_SHAPE;
+		else if (!mcp_graph_alias_ok(graph, n))
+			reason = MCP_GRAPH_ERR_ALIAS;
+		if (reason)
+			return mcp_graph_fail(err, reason, MCP_GRAPH_AT_NODE, i);
+	}
+	return 0;
+}
+
+/*
+ * Per node, the buffers its inputs, outputs and both touch: a pair of
+ * nodes sharing no buffer needs no tensor comparison (n_buffers <= 64).
+ */
+struct mcp_graph_masks {
+	u64 in;
+	u64 out;
+	bool inplace;
+};
+
+static void mcp_graph_fill_masks(const struct mcp_graph *graph,
+				 struct mcp_graph_masks *masks)
+{
+	u32 i, k;
+
+	for (i = 0; i < graph->hdr.n_nodes; i++) {
+		const struct mcp_graph_node *n = &graph->nodes[i];
+
+		masks[i].in = 0;
+		masks[i].out = 0;
+		for (k = 0; k < n->n_inputs; k++)
+			masks[i].in |=
+				BIT_ULL(graph->tensors[n->inputs[k]].buffer);
+		for (k = 0; k < n->n_outputs; k++)
+			masks[i].out |=
+				BIT_ULL(graph->tensors[n->outputs[k]].buffer);
+		masks[i].inplace = mcp_graph_node_inplace(graph, n);
+	}
+}
+
+/* Nodes @i < @j write overlapping bytes, neither output in place. */
+static bool mcp_graph_both_write(const struct mcp_graph *graph,
+				 const struct mcp_graph_masks *masks,
+				 u32 i, u32 j)
+{
+	const struct mcp_graph_node *ni = &graph->nodes[i];
+	const struct mcp_graph_node *nj = &graph->nodes[j];
+	u32 k, m;
+
+	for (k = 0; k < nj->n_outputs; k++) {
+		if (!k && masks[j].inplace)
+			continue;
+		for (m = 0; m < ni->n_outputs; m++) {
+			if (!m && masks[i].inplace)
+				continue;
+			if (mcp_graph_tensors_overlap(graph, nj->outputs[k],
+						      ni->outputs[m]))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* 5. Two nodes writing the same bytes, neither of them in place */
+static int mcp_graph_check_writers(const struct mcp_graph *graph,
+				   const struct mcp_graph_masks *masks,
+				   struct mcp_graph_err *err)
+{
+	u32 i, j;
+
+	for (j = 0; j < graph->hdr.n_nodes; j++) {
+		for (i = 0; i < j; i++)
+			if ((masks[i].out & masks[j].out) &&
+			    mcp_graph_both_write(graph, masks, i, j))
+				return mcp_graph_fail(err, MCP_GRAPH_ERR_WRITERS,
+						      MCP_GRAPH_AT_NODE, j);
+		cond_resched();
+	}
+	return 0;
+}
+
+/* Some input of @to overlaps some output of @from. */
+static bool mcp_graph_reads_from(const struct mcp_graph *graph,
+				 const struct mcp_graph_node *from,
+				 const struct mcp_graph_node *to)
+{
+	u32 k, m;
+
+	for (k = 0; k < to->n_inputs; k++)
+		for (m = 0; m < from->n_outputs; m++)
+			if (mcp_graph_tensors_overlap(graph, to->inputs[k],
+						      from->outputs[m]))
+				return true;
+	return false;
+}
+
+/* Some input or output of @n overlaps @tensor. */
+static bool mcp_graph_touches(const struct mcp_graph *graph,
+			      const struct mcp_graph_node *n, u32 tensor)
+{
+	u32 k;
+
+	for (k = 0; k < n->n_inputs; k++)
+		if (mcp_graph_tensors_overlap(graph, n->inputs[k], tensor))
+			return true;
+	for (k = 0; k < n->n_outputs; k++)
+		if (mcp_graph_tensors_overlap(graph, n->outputs[k], tensor))
+			return true;
+	return false;
+}
+
+/*
+ * 6. The edges between nodes @a < @b: bit 0 for a -> b, bit 1 for
+ * b -> a.  An in-place node is ordered by index against every node that
+ * touches its out0; otherwise a reader waits for the writer.
+ */
+static unsigned int mcp_graph_edges(const struct mcp_graph *graph,
+				    const struct mcp_graph_masks *masks,
+				    u32 a, u32 b)
+{
+	const struct mcp_graph_node *na = &graph->nodes[a];
+	const struct mcp_graph_node *nb = &graph->nodes[b];
+	unsigned int edges = 0;
+
+	if (!((masks[a].in | masks[a].out) & (masks[b].in | masks[b].out)))
+		return 0;
+	if ((masks[a].inplace && mcp_graph_touches(graph, nb, na->outputs[0])) ||
+	    (masks[b].inplace && mcp_graph_touches(graph, na, nb->outputs[0])))
+		return 1;
+	if ((masks[a].out & masks[b].in) && mcp_graph_reads_from(graph, na, nb))
+		edges |= 1;
+	if ((masks[b].out & masks[a].in) && mcp_graph_reads_from(graph, nb, na))
+		edges |= 2;
+	return edges;
+}
+
+/*
+ * The edges in CSR form (two passes over the pairs: count, then fill),
+ * then Kahn's algorithm for a cycle.
+ */
+static int mcp_graph_build_schedule(struct mcp_graph *graph,
+				    const struct mcp_graph_masks *masks,
+				    struct mcp_graph_err *err)
+{
+	u32 n_nodes = graph->hdr.n_nodes;
+	u32 *fill, *queue, *left;
+	u32 a, b, i, head, tail;
+	u64 n_edges = 0;
+	int ret = 0;
+
+	graph->succ_start = kvcalloc(n_nodes + 1, sizeof(u32),
+				     GFP_KERNEL_ACCOUNT);
+	graph->n_deps = kvcalloc(n_nodes, sizeof(u32), GFP_KERNEL_ACCOUNT);
+	if (!graph->succ_start || !graph->n_deps)
+		return -ENOMEM;
+
+	for (a = 0; a < n_nodes; a++) {
+		for (b = a + 1; b < n_nodes; b++) {
+			unsigned int e = mcp_graph_edges(graph, masks, a, b);
+
+			if (e & 1) {
+				graph->succ_start[a + 1]++;
+				graph->n_deps[b]++;
+			}
+			if (e & 2) {
+				graph->succ_start[b + 1]++;
+				graph->n_deps[a]++;
+			}
+		}
+		cond_resched();
+	}
+	for (a = 0; a < n_nodes; a++)
+		graph->succ_start[a + 1] += graph->succ_start[a];
+	n_edges = graph->succ_start[n_nodes];
+
+	graph->succ = kvmalloc_array(max_t(u64, n_edges, 1), sizeof(u32),
+				     GFP_KERNEL_ACCOUNT);
+	fill = kvmalloc_array(n_nodes, sizeof(u32), GFP_KERNEL);
+	queue = kvmalloc_array(n_nodes, sizeof(u32), GFP_KERNEL);
+	left = kvmalloc_array(n_nodes, sizeof(u32), GFP_KERNEL);
+	if (!graph->succ || !fill || !queue || !left) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+
+	memcpy(fill, graph->succ_start, n_nodes * sizeof(u32));
+	for (a = 0; a < n_nodes; a++) {
+		for (b = a + 1; b < n_nodes; b++) {
+			unsigned int e = mcp_graph_edges(graph, masks, a, b);
+
+			if (e & 1)
+				graph->succ[fill[a]++] = b;
+			if (e & 2)
+				graph->succ[fill[b]++] = a;
+		}
+		cond_resched();
+	}
+
+	memcpy(left, graph->n_deps, n_nodes * sizeof(u32));
+	head = 0;
+	tail = 0;
+	for (a = 0; a < n_nodes; a++)
+		if (!left[a])
+			queue[tail++] = a;
+	while (head < tail) {
+		a = queue[head++];
+		for (i = graph->succ_start[a]; i < graph->succ_start[a + 1]; i++)
+			if (!--left[graph->succ[i]])
+				queue[tail++] = graph->succ[i];
+	}
+	if (tail < n_nodes) {
+		for (a = 0; a < n_nodes && !left[a]; a++)
+			;
+		ret = mcp_graph_fail(err, MCP_GRAPH_ERR_CYCLE,
+				     MCP_GRAPH_AT_NODE, a);
+	}
+
+out_free:
+	kvfree(left);
+	kvfree(queue);
+	kvfree(fill);
+	return ret;
+}
+
+/* Everything after the header: buffers, tensors, nodes, order. */
+static int mcp_graph_validate(struct mcp_graph *graph, struct mcp_ctx *ctx,
+			      struct mcp_graph_err *err)
+{
+	struct mcp_graph_masks *masks;
+	int ret;
+
+	ret = mcp_graph_check_buffers(graph, ctx, err);
+	if (ret)
+		return ret;
+	ret = mcp_graph_check_tensors(graph, err);
+	if (ret)
+		return ret;
+	ret = mcp_graph_check_nodes(graph, mcp_dma_has_device_engine(ctx),
+				    err);
+	if (ret)
+		return ret;
+
+	masks = kvmalloc_array(graph->hdr.n_nodes, sizeof(*masks), GFP_KERNEL);
+	if (!masks)
+		return -ENOMEM;
+	mcp_graph_fill_masks(graph, masks);
+	ret = mcp_graph_check_writers(graph, masks, err);
+	if (!ret)
+		ret = mcp_graph_build_schedule(graph, masks, err);
+	kvfree(masks);
+	return ret;
+}
+
+/* Graph objects */
+
+static void mcp_graph_free(struct mcp_graph *graph)
+{
+	u32 i;
+
+	if (graph->bos)
+		for (i = 0; i < graph->hdr.n_buffers; i++)
+			if (graph->bos[i])
+				mcp_bo_put(graph->bos[i]);
+	kfree(graph->bos);
+	kfree(graph->handles);
+	kvfree(graph->succ);
+	kvfree(graph->succ_start);
+	kvfree(graph->n_deps);
+	kvfree(graph->tensor_bytes);
+	kvfree(graph->raw);
+	kfree(graph);
+	mcp_counter_dec(MCP_CTR_GRAPH_OBJECTS);
+}
+
+static void mcp_graph_release(struct kref *ref)
+{
+	mcp_graph_free(container_of(ref, struct mcp_graph, ref));
+}
+
+void mcp_graph_get(struct mcp_graph *graph)
+{
+	kref_get(&graph->ref);
+}
+
+/* May sleep: the last reference drops BO references. */
+void mcp_graph_put(struct mcp_graph *graph)
+{
+	kref_put(&graph->ref, mcp_graph_release);
+}
+
+struct mcp_graph *mcp_graph_lookup(struct mcp_ctx *ctx, u32 handle)
+{
+	struct mcp_graph *graph;
+
+	mutex_lock(&ctx->lock);
+	graph = xa_load(&ctx->graphs, handle);
+	if (graph)
+		mcp_graph_get(graph);
+	mutex_unlock(&ctx->lock);
+	return graph;
+}
+
+static struct mcp_graph *mcp_graph_alloc(const struct mcp_graph_header *hdr)
+{
+	struct mcp_graph *graph;
+	u8 *p;
+
+	graph = kzalloc(sizeof(*graph), GFP_KERNEL_ACCOUNT);
+	if (!graph)
+		return NULL;
+	kref_init(&graph->ref);
+	mcp_counter_inc(MCP_CTR_GRAPH_OBJECTS);
+	graph->hdr = *hdr;
+
+	/* Bounded by the knobs: the header was checked. */
+	graph->raw = kvmalloc(hdr->total_len, GFP_KERNEL_ACCOUNT);
+	graph->tensor_bytes = kvcalloc(hdr->n_tensors, sizeof(u64),
+				       GFP_KERNEL_ACCOUNT);
+	graph->bos = kcalloc(hdr->n_buffers, sizeof(*graph->bos),
+			     GFP_KERNEL_ACCOUNT);
+	graph->handles = kcalloc(hdr->n_buffers, sizeof(u32),
+				 GFP_KERNEL_ACCOUNT);
+	if (!graph->raw || !graph->tensor_bytes || !graph->bos ||
+	    !graph->handles) {
+		mcp_graph_free(graph);
+		return NULL;
+	}
+
+	p = graph->raw + MCP_GRAPH_HEADER_SIZE;
+	graph->buffers = (struct mcp_graph_buffer *)p;
+	p += hdr->n_buffers * sizeof(struct mcp_graph_buffer);
+	graph->tensors = (struct mcp_graph_tensor *)p;
+	p += (size_t)hdr->n_tensors * sizeof(struct mcp_graph_tensor);
+	graph->nodes = (struct mcp_graph_node *)p;
+	p += (size_t)hdr->n_nodes * sizeof(struct mcp_graph_node);
+	graph->blob = p;
+	return graph;
+}
+
+/* Copies the graph in; the header is checked again on the kernel copy. */
+static int mcp_graph_copy_in(struct mcp_graph *graph,
+			     const struct mcp_graph_create *arg,
+			     struct mcp_graph_err *err)
+{
+	if (copy_from_user(graph->raw, u64_to_user_ptr(arg->graph),
+			   graph->hdr.total_len))
+		return -EFAULT;
+	if (copy_from_user(graph->handles, u64_to_user_ptr(arg->handles),
+			   graph->hdr.n_buffers * sizeof(u32)))
+		return -EFAULT;
+	/* Changed since the first read: the sizes no longer hold. */
+	if (memcmp(graph->raw, &graph->hdr, MCP_GRAPH_HEADER_SIZE))
+		return mcp_graph_fail(err, MCP_GRAPH_ERR_HEADER,
+				      MCP_GRAPH_AT_HEADER, 0);
+	return 0;
+}
+
+int mcp_ioctl_graph_create(struct file *file, void *karg)
+{
+	struct mcp_graph_create_karg *gk = karg;
+	struct mcp_graph_create *arg = &gk->arg;
+	struct mcp_ctx *ctx = file->private_data;
+	struct mcp_graph_err err = { };
+	struct mcp_graph_header hdr;
+	struct mcp_graph *graph;
+	int ret;
+
+	arg->handle = 0;
+	arg->error_reason = 0;
+	arg->error_kind = 0;
+	arg->error_index = 0;
+	gk->ctx = NULL;
+	gk->graph = NULL;
+	if (arg->flags || arg->reserved)
+		return -EINVAL;
+	if (ctx->mdev && READ_ONCE(ctx->mdev->gone))
+		return -ENODEV;
+
+	if (arg->graph_len < MCP_GRAPH_HEADER_SIZE) {
+		ret = mcp_graph_fail(&err, MCP_GRAPH_ERR_HEADER,
+				     MCP_GRAPH_AT_HEADER, 0);
+		goto out_err;
+	}
+	if (copy_from_user(&hdr, u64_to_user_ptr(arg->graph), sizeof(hdr)))
+		return -EFAULT;
+	ret = mcp_graph_check_header(&hdr, arg->graph_len, arg->n_handles,
+				     &err);
+	if (ret)
+		goto out_err;
+
+	graph = mcp_graph_alloc(&hdr);
+	if (!graph)
+		return -ENOMEM;
+	ret = mcp_graph_copy_in(graph, arg, &err);
+	if (ret)
+		goto err_put_graph;
+	ret = mcp_graph_validate(graph, ctx, &err);
+	if (ret)
+		goto err_put_graph;
+
+	mutex_lock(&ctx->lock);
+	ret = xa_alloc(&ctx->graphs, &graph->handle, NULL,
+		       XA_LIMIT(1, MCP_GRAPH_HANDLE_MAX), GFP_KERNEL_ACCOUNT);
+	mutex_unlock(&ctx->lock);
+	if (ret) {
+		ret = ret == -EBUSY ? -ENOSPC : ret;
+		goto err_put_graph;
+	}
+	arg->handle = graph->handle;
+	gk->ctx = ctx;
+	gk->graph = graph;
+	return 0;
+
+err_put_graph:
+	mcp_graph_put(graph);
+out_err:
+	arg->error_reason = err.reason;
+	arg->error_kind = err.kind;
+	arg->error_index = err.index;
+	return ret;
+}
+
+/* After the copy back: store the graph under its handle, or drop both. */
+void mcp_ioctl_graph_create_publish(void *karg, bool copied)
+{
+	struct mcp_graph_create_karg *gk = karg;
+	struct mcp_ctx *ctx = gk->ctx;
+
+	mutex_lock(&ctx->lock);
+	if (copied)
+		/* Replacing a reserved entry allocates nothing. */
+		xa_store(&ctx->graphs, gk->graph->handle, gk->graph,
+			 GFP_KERNEL);
+	else
+		xa_erase(&ctx->graphs, gk->graph->handle);
+	mutex_unlock(&ctx->lock);
+
+	if (!copied)
+		mcp_graph_put(gk->graph);
+}
+
+int mcp_ioctl_graph_destroy(struct file *file, void *karg)
+{
+	struct mcp_ctx *ctx = file->private_data;
+	struct mcp_graph_destroy *arg = karg;
+	struct mcp_graph *graph;
+
+	if (arg->flags || arg->reserved)
+		return -EINVAL;
+
+	mutex_lock(&ctx->lock);
+	graph = xa_load(&ctx->graphs, arg->handle);
+	if (graph)
+		xa_erase(&ctx->graphs, arg->handle);
+	mutex_unlock(&ctx->lock);
+
+	if (!graph)
+		return -ENOENT;
+	mcp_graph_put(graph);
+	return 0;
+}
+
+void mcp_graph_ctx_fini(struct mcp_ctx *ctx)
+{
+	struct mcp_graph *graph;
+	unsigned long handle;
+
+	/* Nobody else can reach the table; reserved slots hold no graph. */
+	xa_for_each(&ctx->graphs, handle, graph)
+		mcp_graph_put(graph);
+	xa_destroy(&ctx->graphs);
+}
+
+/* Knobs: /sys/class/misc/mcp/graph/ */
+
+static u32 *mcp_graph_knob(const char *name, u32 *min, u32 *max)
+{
+	*min = 1;
+	if (!strcmp(name, "max_nodes")) {
+		*max = MCP_GRAPH_NODES_CAP;
+		return &mcp_graph_knobs.max_nodes;
+	}
+	if (!strcmp(name, "max_tensors")) {
+		*max = MCP_GRAPH_TENSORS_CAP;
+		return &mcp_graph_knobs.max_tensors;
+	}
+	if (!strcmp(name, "max_blob")) {
+		*min = 0;
+		*max = MCP_GRAPH_BLOB_CAP;
+		return &mcp_graph_knobs.max_blob;
+	}
+	if (!strcmp(name, "exec_timeout_ms")) {
+		*max = MCP_GRAPH_TIMEOUT_CAP;
+		return &mcp_graph_knobs.exec_timeout_ms;
+	}
+	if (!strcmp(name, "exec_history_len")) {
+		*max = MCP_GRAPH_HISTORY_CAP;
+		return &mcp_graph_knobs.exec_history_len;
+	}
+	return NULL;
+}
+
+static ssize_t mcp_graph_knob_show(struct device *dev,
+				   struct device_attribute *attr, char *buf)
+{
+	u32 min, max, *val = mcp_graph_knob(attr->attr.name, &min, &max);
+
+	return val ? sysfs_emit(buf, "%u\n", READ_ONCE(*val)) : -EINVAL;
+}
+
+/* Out of range: -EINVAL, the value is kept. */
+static ssize_t mcp_graph_knob_store(struct device *dev,
+				    struct device_attribute *attr,
+				    const char *buf, size_t count)
+{
+	u32 min, max, val, *knob = mcp_graph_knob(attr->attr.name, &min, &max);
+
+	if (!knob || kstrtou32(buf, 0, &val) || val < min || val > max)
+		return -EINVAL;
+	WRITE_ONCE(*knob, val);
+	return count;
+}
+
+#define MCP_GRAPH_KNOB_ATTR(_name)					\
+static struct device_attribute dev_attr_graph_##_name =			\
+	__ATTR(_name, 0644, mcp_graph_knob_show, mcp_graph_knob_store)
+
+MCP_GRAPH_KNOB_ATTR(max_nodes);
+MCP_GRAPH_KNOB_ATTR(max_tensors);
+MCP_GRAPH_KNOB_ATTR(max_blob);
+MCP_GRAPH_KNOB_ATTR(exec_timeout_ms);
+MCP_GRAPH_KNOB_ATTR(exec_history_len);
+
+static struct attribute *mcp_graph_attrs[] = {
+	&dev_attr_graph_max_nodes.attr,
+	&dev_attr_graph_max_tensors.attr,
+	&dev_attr_graph_max_blob.attr,
+	&dev_attr_graph_exec_timeout_ms.attr,
+	&dev_attr_graph_exec_history_len.attr,
+	NULL
+};
+
+const struct attribute_group mcp_graph_attr_group = {
+	.name = "graph",
+	.attrs = mcp_graph_attrs,
+};
