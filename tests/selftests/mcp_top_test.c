@@ -274,7 +274,7 @@ TEST_F_TIMEOUT(top, pid_filter, 120)
 	ASSERT_EQ(0, MCPCTL(self->out, "top", "-p", self->pid, "1", "2", "--json"))
 		TH_LOG("%s", self->out);
 	parse_top(self->out, self->busy, &r);
-	EXPECT_EQ(2, r.objects);
+	EXPECT_EQ(2, r.objects) TH_LOG("%s", self->out);
 	EXPECT_EQ(0, r.bad) TH_LOG("%s", self->out);
 	EXPECT_EQ(2, r.tgid_rows) TH_LOG("one row per interval: %s", self->out);
 	EXPECT_EQ(0, r.other_rows) TH_LOG("%s", self->out);
