@@ -62,6 +62,7 @@ void mcp_ctx_destroy(struct mcp_ctx *ctx)
 	struct mcp_bo *bo;
 	unsigned long handle;
 
+	mcp_sched_ctx_fini(ctx);
 	mcp_graph_ctx_fini(ctx);
 	mcp_dma_ctx_fini(ctx);
 
@@ -420,10 +421,30 @@ static const struct mcp_ioctl_desc mcp_graph_create_desc = {
 	.copy_out_on_einval = true,
 };
 
+static const struct mcp_ioctl_desc mcp_graph_exec_desc = {
+	.ksize = sizeof(struct mcp_graph_exec),
+	.size_ver0 = MCP_GRAPH_EXEC_SIZE_VER0,
+	.handler = mcp_ioctl_graph_exec,
+	.publish = mcp_ioctl_graph_exec_publish,
+};
+
+static const struct mcp_ioctl_desc mcp_graph_status_desc = {
+	.ksize = sizeof(struct mcp_graph_status),
+	.size_ver0 = MCP_GRAPH_STATUS_SIZE_VER0,
+	.handler = mcp_ioctl_graph_status,
+};
+
 static const struct mcp_ioctl_desc mcp_graph_destroy_desc = {
 	.ksize = sizeof(struct mcp_graph_destroy),
 	.size_ver0 = MCP_GRAPH_DESTROY_SIZE_VER0,
 	.handler = mcp_ioctl_graph_destroy,
+};
+
+static const struct mcp_ioctl_desc mcp_worker_register_desc = {
+	.ksize = sizeof(struct mcp_worker_register),
+	.size_ver0 = MCP_WORKER_REGISTER_SIZE_VER0,
+	.handler = mcp_ioctl_worker_register,
+	.publish = mcp_ioctl_worker_register_publish,
 };
 
 /**
@@ -453,8 +474,14 @@ const struct mcp_ioctl_desc *mcp_ctx_ioctl_desc(unsigned int cmd)
 		return &mcp_dma_submit_desc;
 	case MCP_IOC_GRAPH_CREATE:
 		return &mcp_graph_create_desc;
+	case MCP_IOC_GRAPH_EXEC:
+		return &mcp_graph_exec_desc;
+	case MCP_IOC_GRAPH_STATUS:
+		return &mcp_graph_status_desc;
 	case MCP_IOC_GRAPH_DESTROY:
 		return &mcp_graph_destroy_desc;
+	case MCP_IOC_WORKER_REGISTER:
+		return &mcp_worker_register_desc;
 	default:
 		return NULL;
 	}

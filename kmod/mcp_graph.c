@@ -101,11 +101,6 @@ static bool mcp_f32_finite(u32 bits)
 	return ((bits >> 23) & 0xff) != 0xff;
 }
 
-static bool mcp_f32_positive(u32 bits)
-{
-	return mcp_f32_finite(bits) && !(bits >> 31) && (bits & 0x7fffffff);
-}
-
 static bool mcp_graph_op_known(u16 op)
 {
 	return (op >= MCP_OP_NOP && op <= MCP_OP_DEQUANT_I8) ||
@@ -335,7 +330,7 @@ static bool mcp_graph_param_ok(const struct mcp_graph *graph,
 		if (n->param_len != sizeof(q))
 			return false;
 		memcpy(&q, p, sizeof(q));
-		return mcp_f32_positive(q.scale) && q.zero_point >= -128 &&
+		return mcp_graph_f32_positive(q.scale) && q.zero_point >= -128 &&
 		       q.zero_point <= 127;
 	case MCP_OP_MATMUL:
 		if (!n->param_len)
@@ -349,13 +344,13 @@ static bool mcp_graph_param_ok(const struct mcp_graph *graph,
 		if (n->param_len != sizeof(nm))
 			return false;
 		memcpy(&nm, p, sizeof(nm));
-		return mcp_f32_positive(nm.eps) && !nm.reserved;
+		return mcp_graph_f32_positive(nm.eps) && !nm.reserved;
 	case MCP_OP_MATMUL_I8:
 		if (n->param_len != sizeof(mi8))
 			return false;
 		memcpy(&mi8, p, sizeof(mi8));
-		return mcp_f32_positive(mi8.scale_a) &&
-		       mcp_f32_positive(mi8.scale_b) &&
+		return mcp_graph_f32_positive(mi8.scale_a) &&
+		       mcp_graph_f32_positive(mi8.scale_b) &&
 		       mi8.zero_a >= -128 && mi8.zero_a <= 127 &&
 		       mi8.zero_b >= -128 && mi8.zero_b <= 127;
 	default:

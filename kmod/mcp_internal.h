@@ -28,7 +28,14 @@
  *			BO's (a class of its own) is held across
  *			dma_buf_vmap(), which may take an exported BO's
  *
- *   dma_fence.lock	an in-fence's, around its callbacks (mcp_dma.c)
+ *   mcp_sched.lock	spinlock (mcp_sched.h): a context's graph executions,
+ *			worker jobs and workers; process context only,
+ *			nothing sleeps, no fence is signalled and no copy
+ *			to or from user memory is made under it; taken
+ *			alone (wake_up() locks nest inside)
+ *
+ *   dma_fence.lock	an in-fence's, around its callbacks (mcp_dma.c and
+ *			mcp_sched.c, which only queues a work item there)
  *     mcp_dma_ctx.lock	spinlock, irq-safe: a context's DMA job queue;
  *			nothing sleeps under it
  *     DMA engine locks	spinlocks, irq-safe (mcp_engine_*.c): an engine's
@@ -55,7 +62,7 @@
 #define MCP_FEATURES		(MCP_FEAT_VERSION | MCP_FEAT_TOPOLOGY | \
 				 MCP_FEAT_EVENTS | MCP_FEAT_PLACE | \
 				 MCP_FEAT_DEVICES | MCP_FEAT_BUFFERS | \
-				 MCP_FEAT_DMA)
+				 MCP_FEAT_DMA | MCP_FEAT_GRAPHS)
 
 /*
  * Counters shown in /sys/kernel/debug/mcp/counters.  To add one, add an

@@ -333,10 +333,16 @@ static int __init mcp_init(void)
 		goto err_place_exit;
 	}
 
+	ret = mcp_sched_init();
+	if (ret) {
+		pr_err("cannot start the graph scheduler: %d\n", ret);
+		goto err_dma_exit;
+	}
+
 	ret = misc_register(&mcp_miscdev);
 	if (ret) {
 		pr_err("cannot register /dev/%s: %d\n", MCP_DEVICE_NAME, ret);
-		goto err_dma_exit;
+		goto err_sched_exit;
 	}
 
 	ret = mcp_pci_init();
@@ -351,6 +357,8 @@ static int __init mcp_init(void)
 
 err_misc_deregister:
 	misc_deregister(&mcp_miscdev);
+err_sched_exit:
+	mcp_sched_exit();
 err_dma_exit:
 	mcp_dma_exit();
 err_place_exit:
@@ -366,6 +374,7 @@ static void __exit mcp_exit(void)
 {
 	mcp_pci_exit();
 	misc_deregister(&mcp_miscdev);
+	mcp_sched_exit();
 	mcp_dma_exit();
 	mcp_place_exit();
 	mcp_netlink_exit();

@@ -11,6 +11,12 @@
  * context's device index, -1 for the host context.  Times are
  * ktime_get_ns(); start_ns is 0 for a job that never started.
  * Documented in Documentation/dma.rst.
+ *
+ * mcp:mcp_graph_job_submit, _start and _done follow one node of one
+ * graph execution: handed to its engine class, started (numa_node and
+ * cpu where it runs; tid: the worker thread for ENGINE_WORKER, else 0)
+ * and ended (result 0 or a negative errno; duration_ns from start, 0
+ * when it never started).  Documented in Documentation/graphs.rst.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM mcp
@@ -91,6 +97,67 @@ TRACE_EVENT(mcp_dma_done,
 		      __entry->dev, __entry->engine, __entry->seqno,
 		      __entry->length, __entry->error, __entry->submit_ns,
 		      __entry->start_ns, __entry->done_ns)
+);
+
+TRACE_EVENT(mcp_graph_job_submit,
+	    TP_PROTO(u64 exec_id, u32 node, u32 op, u32 engine),
+	    TP_ARGS(exec_id, node, op, engine),
+	    TP_STRUCT__entry(__field(u64, exec_id)
+			     __field(u32, node)
+			     __field(u32, op)
+			     __field(u32, engine)),
+	    TP_fast_assign(__entry->exec_id = exec_id;
+			   __entry->node = node;
+			   __entry->op = op;
+			   __entry->engine = engine;),
+	    TP_printk("exec=%llu node=%u op=%u engine=%u",
+		      __entry->exec_id, __entry->node, __entry->op,
+		      __entry->engine)
+);
+
+TRACE_EVENT(mcp_graph_job_start,
+	    TP_PROTO(u64 exec_id, u32 node, u32 op, u32 engine, int numa_node,
+		     int cpu, pid_t tid),
+	    TP_ARGS(exec_id, node, op, engine, numa_node, cpu, tid),
+	    TP_STRUCT__entry(__field(u64, exec_id)
+			     __field(u32, node)
+			     __field(u32, op)
+			     __field(u32, engine)
+			     __field(int, numa_node)
+			     __field(int, cpu)
+			     __field(pid_t, tid)),
+	    TP_fast_assign(__entry->exec_id = exec_id;
+			   __entry->node = node;
+			   __entry->op = op;
+			   __entry->engine = engine;
+			   __entry->numa_node = numa_node;
+			   __entry->cpu = cpu;
+			   __entry->tid = tid;),
+	    TP_printk("exec=%llu node=%u op=%u engine=%u numa_node=%d cpu=%d tid=%d",
+		      __entry->exec_id, __entry->node, __entry->op,
+		      __entry->engine, __entry->numa_node, __entry->cpu,
+		      __entry->tid)
+);
+
+TRACE_EVENT(mcp_graph_job_done,
+	    TP_PROTO(u64 exec_id, u32 node, u32 op, u32 engine, int result,
+		     u64 duration_ns),
+	    TP_ARGS(exec_id, node, op, engine, result, duration_ns),
+	    TP_STRUCT__entry(__field(u64, exec_id)
+			     __field(u32, node)
+			     __field(u32, op)
+			     __field(u32, engine)
+			     __field(int, result)
+			     __field(u64, duration_ns)),
+	    TP_fast_assign(__entry->exec_id = exec_id;
+			   __entry->node = node;
+			   __entry->op = op;
+			   __entry->engine = engine;
+			   __entry->result = result;
+			   __entry->duration_ns = duration_ns;),
+	    TP_printk("exec=%llu node=%u op=%u engine=%u result=%d duration_ns=%llu",
+		      __entry->exec_id, __entry->node, __entry->op,
+		      __entry->engine, __entry->result, __entry->duration_ns)
 );
 
 #endif /* _MCP_TRACE_H */

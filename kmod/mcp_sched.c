@@ -1,0 +1,1364 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MCP (Model Control Protocol): graph executions.  MCP_IOC_GRAPH_EXEC
+ * runs a validated graph (mcp_graph.c) with some buffers rebound, after
+ * an optional in-fence, and returns a sync_file out-fence;
+ * MCP_IOC_GRAPH_STATUS reports an execution and its nodes.
+ *
+ * Each execution counts, per node, the nodes it still waits for; a node
+ * whose count reaches zero is a ready job and goes to its engine class:
+ *
+ *   CPU	the graph workqueue (unbound), queued on the NUMA node of its
+ *		first output's BO; COPY, TILE16, QUANT_I8, DEQUANT_I8 run in
+ *		slices with a reschedule and a stop check between them
+ *   DEVICE	a work item submits the COPY to the context's device DMA
+ *		engine (mcp_dma_submit_kernel()) and waits for its fence
+ *   WORKER	the context's job queue, claimed by a worker fd
+ *		(mcp_worker.c) of the node holding most of its input bytes,
+ *		else of the nearest node by SLIT distance that has workers
+ *
+ * A failing node fails the execution with its index; its dependents and
+ * every node not started end with -ECANCELED, and the out-fence signals
+ * once no job of the execution runs.  At the execution's deadline, or
+ * when the context closes, it is stopped: queued jobs are dropped,
+ * running kernel jobs stop at their next slice, and running worker jobs
+ * are abandoned (their node ends with the stop's error at once; the
+ * worker's later JOB_DONE for it returns -ECANCELED and is ignored).
+ *
+ * The last exec_history_len ended executions of a context are kept as
+ * records for MCP_IOC_GRAPH_STATUS.
+ *
+ * Locks: mcp_sched.lock (mcp_sched.h) around every state change; never
+ * held across copy_to_user(), a sleep or a fence signal.  Fence callbacks
+ * and timers only queue work items.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/dma-fence.h>
+#include <linux/file.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/nodemask.h>
+#include <linux/overflow.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/sync_file.h>
+#include <linux/topology.h>
+#include <linux/uaccess.h>
+
+#include "mcp_bo.h"
+#include "mcp_ctx.h"
+#include "mcp_dma.h"
+#include "mcp_graph.h"
+#include "mcp_internal.h"
+#include "mcp_pci.h"
+#include "mcp_sched.h"
+#include "mcp_trace.h"
+
+/* Bytes a kernel job handles between two reschedules and stop checks. */
+#define MCP_SCHED_SLICE		(256U << 10)
+
+/**
+ * struct mcp_exec_record - what MCP_IOC_GRAPH_STATUS reports
+ * @link:	in mcp_sched.records
+ * @id:		the execution's id
+ * @graph:	the graph's handle
+ * @n_nodes:	entries of @nodes
+ * @ended:	the execution ended
+ * @state:	enum mcp_graph_state
+ * @result:	0 or the execution's negative errno
+ * @failed_node: the first node that failed, -1 when none
+ * @submit_ns:	when it was submitted
+ * @end_ns:	when it ended, 0 before
+ * @nodes:	per node
+ */
+struct mcp_exec_record {
+	struct list_head link;
+	u64 id;
+	u32 graph;
+	u32 n_nodes;
+	bool ended;
+	u32 state;
+	s32 result;
+	s32 failed_node;
+	u64 submit_ns;
+	u64 end_ns;
+	struct mcp_graph_node_status nodes[];
+};
+
+/* The out-fence; it may outlive the module's fds in a sync_file. */
+struct mcp_graph_fence {
+	struct dma_fence base;
+	spinlock_t lock;	/* the fence's */
+};
+
+/**
+ * struct mcp_exec - one MCP_IOC_GRAPH_EXEC
+ * @ref:	its own until it ends, one per claimed worker job, one per
+ *		pending time-out work
+ * @sched:	its context's scheduler state (a reference)
+ * @graph:	the graph (a reference until it ends)
+ * @rec:	its record; owned by mcp_sched.records, written until it ends
+ * @link:	in mcp_sched.execs until it ends
+ * @bos:	per buffer, the BO it runs on (a reference each until it ends)
+ * @handles:	per buffer, that BO's handle, for worker jobs
+ * @fence:	the out-fence (a reference)
+ * @in_fence:	fence waited for before it starts, or NULL
+ * @in_cb:	callback on @in_fence
+ * @start_work:	starts it once @in_fence signalled
+ * @timer:	its deadline
+ * @timeout_work: stops it at its deadline
+ * @deadline_ns: absolute ktime_get_ns()
+ * @stop:	-ETIMEDOUT or -ECANCELED once stopped: running kernel jobs
+ *		stop at their next slice
+ * @started:	its first jobs went out (or it ended before)
+ * @ended:	it ended: set once, under the lock
+ * @running:	kernel jobs queued or running and worker jobs claimed
+ * @left:	jobs not ended
+ * @jobs:	per node
+ */
+struct mcp_exec {
+	struct kref ref;
+	struct mcp_sched *sched;
+	struct mcp_graph *graph;
+	struct mcp_exec_record *rec;
+	struct list_head link;
+	struct mcp_bo **bos;
+	u32 *handles;
+	struct mcp_graph_fence *fence;
+	struct dma_fence *in_fence;
+	struct dma_fence_cb in_cb;
+	struct work_struct start_work;
+	struct hrtimer timer;
+	struct work_struct timeout_work;
+	u64 deadline_ns;
+	int stop;
+	bool started;
+	bool ended;
+	u32 running;
+	u32 left;
+	struct mcp_job *jobs;
+};
+
+/* Kernel jobs, starts and time-outs; unbound: jobs go to their node. */
+static struct workqueue_struct *mcp_graph_wq;
+
+/* Fences */
+
+static const char *mcp_graph_fence_driver_name(struct dma_fence *fence)
+{
+	return KBUILD_MODNAME;
+}
+
+static const char *mcp_graph_fence_timeline_name(struct dma_fence *fence)
+{
+	return "graph";
+}
+
+/* Each fence holds a module reference for its ops (as DMA jobs do). */
+static void mcp_graph_fence_release(struct dma_fence *fence)
+{
+	struct mcp_graph_fence *gf = container_of(fence, struct mcp_graph_fence,
+						  base);
+
+	kfree_rcu(gf, base.rcu);
+	module_put(THIS_MODULE);
+}
+
+static const struct dma_fence_ops mcp_graph_fence_ops = {
+	.get_driver_name = mcp_graph_fence_driver_name,
+	.get_timeline_name = mcp_graph_fence_timeline_name,
+	.release = mcp_graph_fence_release,
+};
+
+/* Scheduler state of a context */
+
+static void mcp_sched_free_records(struct list_head *records)
+{
+	struct mcp_exec_record *rec, *next;
+
+	list_for_each_entry_safe(rec, next, records, link) {
+		list_del(&rec->link);
+		kvfree(rec);
+	}
+}
+
+static void mcp_sched_release(struct kref *ref)
+{
+	struct mcp_sched *sched = container_of(ref, struct mcp_sched, ref);
+
+	mcp_sched_free_records(&sched->records);
+	kfree(sched->node_wq);
+	kfree(sched->node_workers);
+	kfree(sched);
+}
+
+void mcp_sched_put(struct mcp_sched *sched)
+{
+	kref_put(&sched->ref, mcp_sched_release);
+}
+
+static struct mcp_sched *mcp_sched_alloc(struct mcp_ctx *ctx)
+{
+	struct mcp_sched *sched;
+	int node;
+
+	sched = kzalloc(sizeof(*sched), GFP_KERNEL_ACCOUNT);
+	if (!sched)
+		return NULL;
+	sched->node_workers = kcalloc(nr_node_ids, sizeof(u32),
+				      GFP_KERNEL_ACCOUNT);
+	sched->node_wq = kcalloc(nr_node_ids, sizeof(wait_queue_head_t),
+				 GFP_KERNEL_ACCOUNT);
+	if (!sched->node_workers || !sched->node_wq) {
+		kfree(sched->node_wq);
+		kfree(sched->node_workers);
+		kfree(sched);
+		return NULL;
+	}
+	kref_init(&sched->ref);
+	spin_lock_init(&sched->lock);
+	sched->ctx = ctx;
+	INIT_LIST_HEAD(&sched->execs);
+	INIT_LIST_HEAD(&sched->records);
+	INIT_LIST_HEAD(&sched->jobs);
+	INIT_LIST_HEAD(&sched->workers);
+	for (node = 0; node < nr_node_ids; node++)
+		init_waitqueue_head(&sched->node_wq[node]);
+	init_waitqueue_head(&sched->idle);
+	return sched;
+}
+
+/**
+ * mcp_sched_get_ctx() - the context's scheduler state, made on first use
+ * @ctx:	the context; an ioctl on it is running, so it is open
+ *
+ * Return: the state with a reference for the caller, or NULL without
+ * memory.
+ */
+struct mcp_sched *mcp_sched_get_ctx(struct mcp_ctx *ctx)
+{
+	/* Pairs with cmpxchg(): a state seen is fully initialised. */
+	struct mcp_sched *sched = smp_load_acquire(&ctx->sched);
+	struct mcp_sched *old;
+
+	if (!sched) {
+		sched = mcp_sched_alloc(ctx);
+		if (!sched)
+			return NULL;
+		old = cmpxchg(&ctx->sched, NULL, sched);
+		if (old) {
+			mcp_sched_put(sched);
+			sched = old;
+		}
+	}
+	kref_get(&sched->ref);
+	return sched;
+}
+
+/* Routing of worker jobs */
+
+/*
+ * The node whose workers take a job for @target: @target if it has
+ * workers, else the nearest by node_distance() that has (ties: the lowest);
+ * NUMA_NO_NODE when there is no worker.
+ */
+static int mcp_sched_route_locked(struct mcp_sched *sched, int target)
+{
+	int node, best = NUMA_NO_NODE, best_dist = INT_MAX;
+
+	if (target != NUMA_NO_NODE && sched->node_workers[target])
+		return target;
+	for (node = 0; node < nr_node_ids; node++) {
+		int dist;
+
+		if (!sched->node_workers[node])
+			continue;
+		dist = target == NUMA_NO_NODE ? 0 : node_distance(target, node);
+		if (dist < best_dist) {
+			best = node;
+			best_dist = dist;
+		}
+	}
+	return best;
+}
+
+static void mcp_sched_wake_locked(struct mcp_sched *sched, int target)
+{
+	int node = mcp_sched_route_locked(sched, target);
+
+	if (node != NUMA_NO_NODE)
+		wake_up(&sched->node_wq[node]);
+}
+
+void mcp_sched_wake_all_locked(struct mcp_sched *sched)
+{
+	int node;
+
+	for (node = 0; node < nr_node_ids; node++)
+		wake_up_all(&sched->node_wq[node]);
+}
+
+struct mcp_job *mcp_sched_next_job_locked(struct mcp_sched *sched,
+					  struct mcp_worker *w)
+{
+	struct mcp_job *job;
+
+	list_for_each_entry(job, &sched->jobs, link)
+		if (job->target == NUMA_NO_NODE ||
+		    mcp_sched_route_locked(sched, job->target) == w->node)
+			return job;
+	return NULL;
+}
+
+/* The node holding most of the job's input bytes (ties: the lowest). */
+static int mcp_job_target(struct mcp_exec *exec, struct mcp_job *job)
+{
+	const struct mcp_graph *graph = exec->graph;
+	const struct mcp_graph_node *n = &graph->nodes[job->index];
+	int nodes[MCP_GRAPH_MAX_INPUTS];
+	u64 bytes[MCP_GRAPH_MAX_INPUTS];
+	int best = NUMA_NO_NODE;
+	u64 best_bytes = 0;
+	u32 k, m, used = 0;
+
+	for (k = 0; k < n->n_inputs; k++) {
+		u32 t = n->inputs[k];
+		int node = exec->bos[graph->tensors[t].buffer]->node;
+
+		if (node == NUMA_NO_NODE)
+			continue;
+		for (m = 0; m < used && nodes[m] != node; m++)
+			;
+		if (m == used) {
+			nodes[used] = node;
+			bytes[used++] = 0;
+		}
+		bytes[m] += graph->tensor_bytes[t];
+	}
+	for (m = 0; m < used; m++)
+		if (bytes[m] > best_bytes ||
+		    (bytes[m] == best_bytes && nodes[m] < best)) {
+			best = nodes[m];
+			best_bytes = bytes[m];
+		}
+	return best;
+}
+
+/* Job state changes, all under mcp_sched.lock */
+
+static void mcp_exec_fail_locked(struct mcp_exec *exec, int error,
+				 s32 node);
+
+static void mcp_job_trace_done(struct mcp_exec *exec, struct mcp_job *job)
+{
+	const struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
+
+	trace_mcp_graph_job_done(exec->rec->id, job->index,
+				 exec->graph->nodes[job->index].op, st->engine,
+				 st->result,
+				 st->start_ns ? st->end_ns - st->start_ns : 0);
+}
+
+/* Hands a job whose dependencies are done to its engine class. */
+static void mcp_job_ready_locked(struct mcp_exec *exec, struct mcp_job *job)
+{
+	const struct mcp_graph *graph = exec->graph;
+	const struct mcp_graph_node *n = &graph->nodes[job->index];
+	struct mcp_sched *sched = exec->sched;
+	int node = NUMA_NO_NODE;
+
+	job->state = MCP_JOB_QUEUED;
+	exec->rec->nodes[job->index].engine = n->engine;
+	mcp_counter_inc(MCP_CTR_GRAPH_JOBS_TOTAL);
+	trace_mcp_graph_job_submit(exec->rec->id, job->index, n->op,
+				   n->engine);
+
+	if (n->engine == MCP_GRAPH_ENGINE_WORKER) {
+		job->target = mcp_job_target(exec, job);
+		job->id = ++sched->last_job_id;
+		list_add_tail(&job->link, &sched->jobs);
+		mcp_sched_wake_locked(sched, job->target);
+		return;
+	}
+
+	exec->running++;
+	if (n->n_outputs)
+		node = exec->bos[graph->tensors[n->outputs[0]].buffer]->node;
+	queue_work_node(node, mcp_graph_wq, &job->work);
+}
+
+/* Ends @job with @result; true when that ended the execution. */
+static bool mcp_job_end_locked(struct mcp_exec *exec, struct mcp_job *job,
+			       int result)
+{
+	struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
+	const struct mcp_graph *graph = exec->graph;
+	u32 i;
+
+	if (job->state == MCP_JOB_RUNNING ||
+	    (job->state == MCP_JOB_QUEUED &&
+	     st->engine != MCP_GRAPH_ENGINE_WORKER))
+		exec->running--;
+	if (job->state == MCP_JOB_RUNNING) {
+		st->end_ns = ktime_get_ns();
+		mcp_job_trace_done(exec, job);
+	}
+	job->state = MCP_JOB_DONE;
+	st->result = result;
+	exec->left--;
+
+	if (result) {
+		mcp_exec_fail_locked(exec, result, job->index);
+	} else if (!exec->rec->result) {
+		for (i = graph->succ_start[job->index];
+		     i < graph->succ_start[job->index + 1]; i++) {
+			struct mcp_job *succ = &exec->jobs[graph->succ[i]];
+
+			if (!--succ->deps_left)
+				mcp_job_ready_locked(exec, succ);
+		}
+	}
+
+	if (exec->started && !exec->left && !exec->ended) {
+		exec->ended = true;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Fails the execution: the first error and failing node are kept; every
+ * job not started ends with -ECANCELED (kernel jobs already queued see
+ * the failure when their work item runs).
+ */
+static void mcp_exec_fail_locked(struct mcp_exec *exec, int error, s32 node)
+{
+	struct mcp_exec_record *rec = exec->rec;
+	u32 i;
+
+	if (!rec->result)
+		rec->result = error;
+	if (node >= 0 && rec->failed_node < 0)
+		rec->failed_node = node;
+
+	for (i = 0; i < rec->n_nodes; i++) {
+		struct mcp_job *job = &exec->jobs[i];
+
+		if (job->state == MCP_JOB_WAITING ||
+		    (job->state == MCP_JOB_QUEUED &&
+		     rec->nodes[i].engine == MCP_GRAPH_ENGINE_WORKER)) {
+			if (job->state == MCP_JOB_QUEUED)
+				list_del_init(&job->link);
+			job->state = MCP_JOB_DONE;
+			rec->nodes[i].result = -ECANCELED;
+			exec->left--;
+		}
+	}
+}
+
+/* Stop: claimed worker jobs are abandoned, ending with @error now. */
+static void mcp_exec_abandon_locked(struct mcp_exec *exec, int error)
+{
+	struct mcp_exec_record *rec = exec->rec;
+	u32 i;
+
+	for (i = 0; i < rec->n_nodes; i++) {
+		struct mcp_job *job = &exec->jobs[i];
+
+		if (job->state != MCP_JOB_RUNNING || !job->worker)
+			continue;
+		job->abandoned = true;
+		exec->running--;
+		exec->left--;
+		job->state = MCP_JOB_DONE;
+		rec->nodes[i].result = error;
+		rec->nodes[i].end_ns = ktime_get_ns();
+		mcp_job_trace_done(exec, job);
+		if (rec->failed_node < 0)
+			rec->failed_node = i;
+	}
+}
+
+/* True when the execution has now ended (and was not before). */
+static bool mcp_exec_check_end_locked(struct mcp_exec *exec)
+{
+	if (exec->started && !exec->left && !exec->ended) {
+		exec->ended = true;
+		return true;
+	}
+	return false;
+}
+
+/* For mcp_worker.c */
+
+void mcp_sched_claim_locked(struct mcp_job *job, struct mcp_worker *w,
+			    struct mcp_worker_job *out)
+{
+	struct mcp_exec *exec = job->exec;
+	const struct mcp_graph *graph = exec->graph;
+	const struct mcp_graph_node *n = &graph->nodes[job->index];
+	struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
+	u32 k;
+
+	list_move_tail(&job->link, &w->claimed);
+	job->worker = w;
+	job->state = MCP_JOB_RUNNING;
+	job->attempts++;
+	exec->running++;
+	kref_get(&exec->ref);
+
+	st->numa_node = w->node;
+	st->worker_tid = task_pid_vnr(current);
+	st->start_ns = ktime_get_ns();
+	trace_mcp_graph_job_start(exec->rec->id, job->index, n->op, n->engine,
+				  w->node, raw_smp_processor_id(),
+				  st->worker_tid);
+
+	memset(out, 0, sizeof(*out));
+	out->job_id = job->id;
+	out->exec_id = exec->rec->id;
+	out->graph = exec->rec->graph;
+	out->node = job->index;
+	out->op = n->op;
+	out->n_inputs = n->n_inputs;
+	out->n_outputs = n->n_outputs;
+	out->param_len = n->param_len;
+	for (k = 0; k < n->n_inputs + n->n_outputs; k++) {
+		bool in = k < n->n_inputs;
+		u32 ti = in ? n->inputs[k] : n->outputs[k - n->n_inputs];
+		const struct mcp_graph_tensor *t = &graph->tensors[ti];
+		struct mcp_worker_tensor *wt = in ? &out->inputs[k] :
+					       &out->outputs[k - n->n_inputs];
+
+		wt->handle = exec->handles[t->buffer];
+		wt->dtype = t->dtype;
+		wt->rank = t->rank;
+		wt->layout = t->layout;
+		wt->offset = t->offset;
+		memcpy(wt->dims, t->dims, sizeof(wt->dims));
+	}
+	memcpy(out->param, graph->blob + n->param_offset, n->param_len);
+}
+
+void mcp_sched_unclaim_locked(struct mcp_job *job)
+{
+	struct mcp_exec *exec = job->exec;
+	struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
+
+	list_move(&job->link, &exec->sched->jobs);
+	job->worker = NULL;
+	job->state = MCP_JOB_QUEUED;
+	job->attempts--;
+	exec->running--;
+	st->numa_node = -1;
+	st->worker_tid = 0;
+	st->start_ns = 0;
+	/* The claim's execution reference is the caller's to drop. */
+}
+
+struct mcp_exec *mcp_sched_job_done_locked(struct mcp_job *job, int result,
+					   bool worker_gone)
+{
+	struct mcp_exec *exec = job->exec;
+	struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
+
+	job->worker = NULL;
+	if (worker_gone) {
+		if (job->attempts < 2) {
+			/* Re-queued once, under a new id. */
+			list_move_tail(&job->link, &exec->sched->jobs);
+			job->state = MCP_JOB_QUEUED;
+			job->id = ++exec->sched->last_job_id;
+			exec->running--;
+			st->numa_node = -1;
+			st->worker_tid = 0;
+			st->start_ns = 0;
+			mcp_sched_wake_locked(exec->sched, job->target);
+			return NULL;
+		}
+		result = -EPIPE;
+	}
+	list_del_init(&job->link);
+	return mcp_job_end_locked(exec, job, result) ? exec : NULL;
+}
+
+/* Execution life cycle */
+
+static void mcp_exec_release(struct kref *ref)
+{
+	struct mcp_exec *exec = container_of(ref, struct mcp_exec, ref);
+
+	mcp_sched_put(exec->sched);
+	kvfree(exec->jobs);
+	kfree(exec);
+}
+
+void mcp_sched_exec_put(struct mcp_exec *exec)
+{
+	kref_put(&exec->ref, mcp_exec_release);
+}
+
+/*
+ * The execution ended (mcp_exec_check_end_locked() said so): its record
+ * is final before the fence signals; what it holds is dropped after.
+ */
+void mcp_sched_exec_end(struct mcp_exec *exec)
+{
+	struct mcp_sched *sched = exec->sched;
+	struct mcp_exec_record *rec = exec->rec, *old, *next;
+	u32 keep = READ_ONCE(mcp_graph_knobs.exec_history_len);
+	LIST_HEAD(evicted);
+	u32 i;
+
+	hrtimer_cancel(&exec->timer);
+
+	spin_lock(&sched->lock);
+	rec->ended = true;
+	rec->end_ns = ktime_get_ns();
+	rec->state = rec->result ? MCP_GRAPH_STATE_FAILED :
+				   MCP_GRAPH_STATE_DONE;
+	sched->n_ended++;
+	list_for_each_entry_safe(old, next, &sched->records, link) {
+		if (sched->n_ended <= keep)
+			break;
+		if (old->ended) {
+			list_move_tail(&old->link, &evicted);
+			sched->n_ended--;
+		}
+	}
+	list_del_init(&exec->link);
+	if (list_empty(&sched->execs))
+		wake_up_all(&sched->idle);
+	spin_unlock(&sched->lock);
+
+	mcp_sched_free_records(&evicted);
+
+	if (rec->result)
+		dma_fence_set_error(&exec->fence->base, rec->result);
+	dma_fence_signal(&exec->fence->base);
+	dma_fence_put(&exec->fence->base);
+	if (exec->in_fence)
+		dma_fence_put(exec->in_fence);
+	for (i = 0; i < exec->graph->hdr.n_buffers; i++)
+		mcp_bo_put(exec->bos[i]);
+	kfree(exec->bos);
+	kfree(exec->handles);
+	mcp_graph_put(exec->graph);
+	mcp_counter_dec(MCP_CTR_GRAPH_EXECS_IN_FLIGHT);
+	mcp_sched_exec_put(exec);
+}
+
+/* Sends the roots out, or ends everything if it was stopped or failed. */
+static void mcp_exec_start(struct mcp_exec *exec)
+{
+	struct mcp_sched *sched = exec->sched;
+	bool ended;
+	u32 i;
+
+	spin_lock(&sched->lock);
+	exec->started = true;
+	exec->rec->state = MCP_GRAPH_STATE_RUNNING;
+	if (exec->stop)
+		mcp_exec_fail_locked(exec, exec->stop, -1);
+	else if (exec->in_fence && exec->in_fence->error)
+		mcp_exec_fail_locked(exec, -ECANCELED, -1);
+	else
+		for (i = 0; i < exec->rec->n_nodes && !exec->rec->result; i++)
+			if (exec->jobs[i].state == MCP_JOB_WAITING &&
+			    !exec->jobs[i].deps_left)
+				mcp_job_ready_locked(exec, &exec->jobs[i]);
+	ended = mcp_exec_check_end_locked(exec);
+	spin_unlock(&sched->lock);
+
+	if (ended)
+		mcp_sched_exec_end(exec);
+}
+
+static void mcp_exec_start_work(struct work_struct *work)
+{
+	mcp_exec_start(container_of(work, struct mcp_exec, start_work));
+}
+
+/* Any context, the in-fence's lock held: only queue the start. */
+static void mcp_exec_in_fence_cb(struct dma_fence *fence,
+				 struct dma_fence_cb *cb)
+{
+	struct mcp_exec *exec = container_of(cb, struct mcp_exec, in_cb);
+
+	queue_work(mcp_graph_wq, &exec->start_work);
+}
+
+/* Time-out or close: fail with @error, drop queued jobs, abandon claimed. */
+static void mcp_exec_stop(struct mcp_exec *exec, int error)
+{
+	struct mcp_sched *sched = exec->sched;
+	bool ended = false, started;
+
+	spin_lock(&sched->lock);
+	if (exec->ended || exec->stop) {
+		spin_unlock(&sched->lock);
+		return;
+	}
+	WRITE_ONCE(exec->stop, error);
+	started = exec->started;
+	if (started) {
+		mcp_exec_fail_locked(exec, error, -1);
+		mcp_exec_abandon_locked(exec, error);
+		ended = mcp_exec_check_end_locked(exec);
+	}
+	spin_unlock(&sched->lock);
+
+	if (ended) {
+		mcp_sched_exec_end(exec);
+		return;
+	}
+	/*
+	 * Not started: whoever removes the in-fence callback starts it (and
+	 * the start ends it); a callback that ran first queued the start.
+	 */
+	if (!started && exec->in_fence &&
+	    dma_fence_remove_callback(exec->in_fence, &exec->in_cb))
+		mcp_exec_start(exec);
+}
+
+static void mcp_exec_timeout_work(struct work_struct *work)
+{
+	struct mcp_exec *exec = container_of(work, struct mcp_exec,
+					     timeout_work);
+
+	mcp_exec_stop(exec, -ETIMEDOUT);
+	mcp_sched_exec_put(exec);
+}
+
+static enum hrtimer_restart mcp_exec_timer_fn(struct hrtimer *timer)
+{
+	struct mcp_exec *exec = container_of(timer, struct mcp_exec, timer);
+
+	/* Its own reference is held until the timer is cancelled. */
+	kref_get(&exec->ref);
+	if (!queue_work(mcp_graph_wq, &exec->timeout_work))
+		kref_put(&exec->ref, mcp_exec_release);
+	return HRTIMER_NORESTART;
+}
+
+/* Kernel jobs */
+
+static int mcp_exec_stopped(struct mcp_exec *exec)
+{
+	return READ_ONCE(exec->stop);
+}
+
+/* Kernel address of tensor @t, NULL when the BO has no kernel mapping. */
+static void *mcp_job_tensor(struct mcp_exec *exec, u32 t)
+{
+	const struct mcp_graph_tensor *tensor = &exec->graph->tensors[t];
+	void *base = mcp_bo_vaddr(exec->bos[tensor->buffer]);
+
+	return base ? base + tensor->offset : NULL;
+}
+
+static int mcp_job_copy(struct mcp_exec *exec, const void *in, void *out,
+			u64 bytes)
+{
+	u64 done, n;
+	int ret;
+
+	for (done = 0; done < bytes; done += n) {
+		n = min_t(u64, bytes - done, MCP_SCHED_SLICE);
+		memcpy(out + done, in + done, n);
+		cond_resched();
+		ret = mcp_exec_stopped(exec);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int mcp_job_tile16(struct mcp_exec *exec,
+			  const struct mcp_graph_node *n, const void *in,
+			  void *out)
+{
+	const struct mcp_graph_tensor *t = &exec->graph->tensors[n->inputs[0]];
+	u32 elem = t->dtype == MCP_DTYPE_F32 || t->dtype == MCP_DTYPE_I32 ?
+		   4 : 1;
+	u32 row_bytes = t->dims[3] * elem;
+	u64 tiles = (u64)t->dims[0] * (t->dims[1] / 16);
+	u64 tile_bytes = 16ULL * t->dims[2] * row_bytes;
+	u64 step = max_t(u64, 1, MCP_SCHED_SLICE / tile_bytes);
+	u64 first, last;
+	int ret;
+
+	for (first = 0; first < tiles; first = last) {
+		last = min(tiles, first + step);
+		mcp_graph_op_tile16(in, out, t->dims[1], t->dims[2], row_bytes,
+				    elem, first, last);
+		cond_resched();
+		ret = mcp_exec_stopped(exec);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int mcp_job_quant(struct mcp_exec *exec,
+			 const struct mcp_graph_node *n, const void *in,
+			 void *out)
+{
+	u64 count = exec->graph->tensor_bytes[n->outputs[0]];
+	struct mcp_graph_quant q;
+	u64 first, last;
+	int ret;
+
+	if (n->op == MCP_OP_DEQUANT_I8)
+		count = exec->graph->tensor_bytes[n->inputs[0]];
+	memcpy(&q, exec->graph->blob + n->param_offset, sizeof(q));
+	/* Elements: one byte each on the I8 side. */
+	for (first = 0; first < count; first = last) {
+		last = min_t(u64, count, first + MCP_SCHED_SLICE / 4);
+		if (n->op == MCP_OP_QUANT_I8)
+			mcp_graph_op_quant_i8(in, out, q.scale, q.zero_point,
+					      first, last);
+		else
+			mcp_graph_op_dequant_i8(in, out, q.scale, q.zero_point,
+						first, last);
+		cond_resched();
+		ret = mcp_exec_stopped(exec);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* COPY on the context's device DMA engine, by the execution's deadline. */
+static int mcp_job_device_copy(struct mcp_exec *exec,
+			       const struct mcp_graph_node *n)
+{
+	const struct mcp_graph *graph = exec->graph;
+	const struct mcp_graph_tensor *in = &graph->tensors[n->inputs[0]];
+	const struct mcp_graph_tensor *out = &graph->tensors[n->outputs[0]];
+	struct mcp_ctx *ctx = READ_ONCE(exec->sched->ctx);
+	struct dma_fence *fence;
+	int ret;
+
+	if (!ctx)
+		return -ECANCELED;
+	fence = mcp_dma_submit_kernel(ctx, MCP_ENGINE_DEVICE,
+				      exec->bos[in->buffer], in->offset,
+				      exec->bos[out->buffer], out->offset,
+				      graph->tensor_bytes[n->inputs[0]],
+				      exec->deadline_ns);
+	if (IS_ERR(fence))
+		return PTR_ERR(fence);
+	/* The DMA job ends by the deadline: the wait is bounded. */
+	dma_fence_wait(fence, false);
+	ret = fence->error;
+	dma_fence_put(fence);
+	return ret;
+}
+
+static int mcp_job_run(struct mcp_exec *exec, struct mcp_job *job)
+{
+	const struct mcp_graph_node *n = &exec->graph->nodes[job->index];
+	void *in, *out;
+	u32 k;
+
+	if (n->op == MCP_OP_NOP)
+		return 0;
+	for (k = 0; k < n->n_outputs; k++)
+		if (!mcp_bo_writable(exec->bos[exec->graph->tensors[n->outputs[k]].buffer]))
+			return -EACCES;
+	if (n->engine == MCP_GRAPH_ENGINE_DEVICE)
+		return mcp_job_device_copy(exec, n);
+
+	in = mcp_job_tensor(exec, n->inputs[0]);
+	out = mcp_job_tensor(exec, n->outputs[0]);
+	if (!in || !out)
+		return -ENOMEM;
+	switch (n->op) {
+	case MCP_OP_COPY:
+		return mcp_job_copy(exec, in, out,
+				    exec->graph->tensor_bytes[n->inputs[0]]);
+	case MCP_OP_TILE16:
+		return mcp_job_tile16(exec, n, in, out);
+	case MCP_OP_QUANT_I8:
+	case MCP_OP_DEQUANT_I8:
+		return mcp_job_quant(exec, n, in, out);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+static void mcp_job_work(struct work_struct *work)
+{
+	struct mcp_job *job = container_of(work, struct mcp_job, work);
+	struct mcp_exec *exec = job->exec;
+	struct mcp_sched *sched = exec->sched;
+	const struct mcp_graph_node *n = &exec->graph->nodes[job->index];
+	struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
+	bool ended, cancelled;
+	int ret;
+
+	spin_lock(&sched->lock);
+	cancelled = exec->rec->result;
+	if (!cancelled) {
+		job->state = MCP_JOB_RUNNING;
+		st->start_ns = ktime_get_ns();
+		st->numa_node = numa_node_id();
+		if (n->engine == MCP_GRAPH_ENGINE_DEVICE && sched->ctx &&
+		    sched->ctx->mdev)
+			st->numa_node = dev_to_node(&sched->ctx->mdev->pdev->dev);
+	}
+	spin_unlock(&sched->lock);
+
+	if (cancelled) {
+		ret = -ECANCELED;
+	} else {
+		trace_mcp_graph_job_start(exec->rec->id, job->index, n->op,
+					  n->engine, st->numa_node,
+					  raw_smp_processor_id(), 0);
+		ret = mcp_job_run(exec, job);
+	}
+
+	spin_lock(&sched->lock);
+	ended = mcp_job_end_locked(exec, job, ret);
+	spin_unlock(&sched->lock);
+	if (ended)
+		mcp_sched_exec_end(exec);
+}
+
+/* MCP_IOC_GRAPH_EXEC */
+
+/* The graph's BOs with the execution's bindings applied, a ref each. */
+static int mcp_exec_bind(struct mcp_exec *exec, struct mcp_ctx *ctx,
+			 const struct mcp_graph_exec *arg)
+{
+	const struct mcp_graph *graph = exec->graph;
+	u32 n_buffers = graph->hdr.n_buffers;
+	struct mcp_graph_binding *bindings = NULL;
+	u64 seen = 0;
+	u32 i;
+	int ret = 0;
+
+	exec->bos = kcalloc(n_buffers, sizeof(*exec->bos), GFP_KERNEL_ACCOUNT);
+	exec->handles = kmemdup(graph->handles, n_buffers * sizeof(u32),
+				GFP_KERNEL_ACCOUNT);
+	if (!exec->bos || !exec->handles)
+		return -ENOMEM;
+	for (i = 0; i < n_buffers; i++) {
+		mcp_bo_get(graph->bos[i]);
+		exec->bos[i] = graph->bos[i];
+	}
+	if (!arg->n_bindings)
+		return 0;
+
+	bindings = kvmalloc_array(arg->n_bindings, sizeof(*bindings),
+				  GFP_KERNEL);
+	if (!bindings)
+		return -ENOMEM;
+	if (copy_from_user(bindings, u64_to_user_ptr(arg->bindings),
+			   arg->n_bindings * sizeof(*bindings))) {
+		ret = -EFAULT;
+		goto out_free;
+	}
+	for (i = 0; i < arg->n_bindings; i++) {
+		u32 b = bindings[i].buffer;
+		struct mcp_bo *bo;
+
+		if (b >= n_buffers || (seen & BIT_ULL(b))) {
+			ret = -EINVAL;
+			goto out_free;
+		}
+		seen |= BIT_ULL(b);
+		bo = mcp_bo_lookup(ctx, bindings[i].handle);
+		if (!bo) {
+			ret = -ENOENT;
+			goto out_free;
+		}
+		if (mcp_bo_length(bo) < graph->buffers[b].length) {
+			mcp_bo_put(bo);
+			ret = -EINVAL;
+			goto out_free;
+		}
+		mcp_bo_put(exec->bos[b]);
+		exec->bos[b] = bo;
+		exec->handles[b] = bindings[i].handle;
+	}
+out_free:
+	kvfree(bindings);
+	return ret;
+}
+
+static void mcp_exec_unbind(struct mcp_exec *exec)
+{
+	u32 i;
+
+	if (exec->bos)
+		for (i = 0; i < exec->graph->hdr.n_buffers; i++)
+			if (exec->bos[i])
+				mcp_bo_put(exec->bos[i]);
+	kfree(exec->bos);
+	kfree(exec->handles);
+}
+
+static struct mcp_exec *mcp_exec_alloc(struct mcp_graph *graph)
+{
+	u32 n_nodes = graph->hdr.n_nodes;
+	struct mcp_exec *exec;
+	u32 i;
+
+	exec = kzalloc(sizeof(*exec), GFP_KERNEL_ACCOUNT);
+	if (!exec)
+		return NULL;
+	exec->graph = graph;
+	exec->jobs = kvcalloc(n_nodes, sizeof(*exec->jobs), GFP_KERNEL_ACCOUNT);
+	exec->rec = kvzalloc(struct_size(exec->rec, nodes, n_nodes),
+			     GFP_KERNEL_ACCOUNT);
+	exec->fence = kzalloc(sizeof(*exec->fence), GFP_KERNEL_ACCOUNT);
+	if (!exec->jobs || !exec->rec || !exec->fence) {
+		kfree(exec->fence);
+		kvfree(exec->rec);
+		kvfree(exec->jobs);
+		kfree(exec);
+		return NULL;
+	}
+	kref_init(&exec->ref);
+	INIT_LIST_HEAD(&exec->link);
+	INIT_LIST_HEAD(&exec->in_cb.node);
+	INIT_WORK(&exec->start_work, mcp_exec_start_work);
+	INIT_WORK(&exec->timeout_work, mcp_exec_timeout_work);
+	hrtimer_init(&exec->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	exec->timer.function = mcp_exec_timer_fn;
+	exec->left = n_nodes;
+
+	exec->rec->graph = graph->handle;
+	exec->rec->n_nodes = n_nodes;
+	exec->rec->failed_node = -1;
+	exec->rec->state = MCP_GRAPH_STATE_QUEUED;
+	for (i = 0; i < n_nodes; i++) {
+		struct mcp_job *job = &exec->jobs[i];
+
+		job->exec = exec;
+		job->index = i;
+		job->deps_left = graph->n_deps[i];
+		job->target = NUMA_NO_NODE;
+		INIT_LIST_HEAD(&job->link);
+		INIT_WORK(&job->work, mcp_job_work);
+		exec->rec->nodes[i].numa_node = -1;
+		exec->rec->nodes[i].engine = graph->nodes[i].engine;
+	}
+	return exec;
+}
+
+/* Frees an execution that never went out (error paths of the ioctl). */
+static void mcp_exec_free_unsent(struct mcp_exec *exec)
+{
+	mcp_exec_unbind(exec);
+	kfree(exec->fence);
+	kvfree(exec->rec);
+	kvfree(exec->jobs);
+	kfree(exec);
+}
+
+/*
+ * Sends the execution out; from here it will end by itself.  The caller
+ * holds a reference.  Return: its id.
+ */
+static u64 mcp_exec_commit(struct mcp_sched *sched, struct mcp_exec *exec,
+			   u64 now)
+{
+	u64 id;
+
+	exec->sched = sched;
+	exec->rec->submit_ns = now;
+	spin_lock(&sched->lock);
+	id = ++sched->last_exec_id;
+	exec->rec->id = id;
+	list_add_tail(&exec->link, &sched->execs);
+	list_add_tail(&exec->rec->link, &sched->records);
+	spin_unlock(&sched->lock);
+	mcp_counter_inc(MCP_CTR_GRAPH_EXECS_IN_FLIGHT);
+
+	hrtimer_start(&exec->timer, ns_to_ktime(min_t(u64, exec->deadline_ns,
+						      KTIME_MAX)),
+		      HRTIMER_MODE_ABS);
+	if (!exec->in_fence ||
+	    dma_fence_add_callback(exec->in_fence, &exec->in_cb,
+				   mcp_exec_in_fence_cb)) {
+		/* No in-fence, or signalled already. */
+		mcp_exec_start(exec);
+		return id;
+	}
+	/* A stop that came before the callback was in found nothing to do. */
+	if (READ_ONCE(exec->stop) &&
+	    dma_fence_remove_callback(exec->in_fence, &exec->in_cb))
+		mcp_exec_start(exec);
+	return id;
+}
+
+int mcp_ioctl_graph_exec(struct file *file, void *karg)
+{
+	struct mcp_graph_exec_karg *ek = karg;
+	struct mcp_graph_exec *arg = &ek->arg;
+	struct mcp_ctx *ctx = file->private_data;
+	struct dma_fence *in_fence = NULL;
+	struct mcp_sched *sched = NULL;
+	struct sync_file *sync;
+	struct mcp_graph *graph;
+	struct mcp_exec *exec;
+	u64 now, timeout_ms;
+	int fd, ret;
+
+	ek->out_file = NULL;
+	if ((arg->flags & ~MCP_GRAPH_EXEC_FLAGS) || arg->reserved)
+		return -EINVAL;
+	if (ctx->mdev && READ_ONCE(ctx->mdev->gone))
+		return -ENODEV;
+
+	graph = mcp_graph_lookup(ctx, arg->graph);
+	if (!graph)
+		return -ENOENT;
+	if (arg->n_bindings > graph->hdr.n_buffers) {
+		ret = -EINVAL;
+		goto err_put_graph;
+	}
+	exec = mcp_exec_alloc(graph);
+	if (!exec) {
+		ret = -ENOMEM;
+		goto err_put_graph;
+	}
+	ret = mcp_exec_bind(exec, ctx, arg);
+	if (ret)
+		goto err_free_exec;
+
+	if (arg->flags & MCP_GRAPH_EXEC_IN_FENCE) {
+		in_fence = sync_file_get_fence(arg->in_fence);
+		if (!in_fence) {
+			ret = -EINVAL;
+			goto err_free_exec;
+		}
+	}
+
+	sched = mcp_sched_get_ctx(ctx);
+	if (!sched) {
+		ret = -ENOMEM;
+		goto err_put_in_fence;
+	}
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		ret = fd;
+		goto err_put_sched;
+	}
+	spin_lock_init(&exec->fence->lock);
+	dma_fence_init(&exec->fence->base, &mcp_graph_fence_ops,
+		       &exec->fence->lock, dma_fence_context_alloc(1), 1);
+	/* From here the fence's release frees it. */
+	__module_get(THIS_MODULE);
+	sync = sync_file_create(&exec->fence->base);
+	if (!sync) {
+		dma_fence_put(&exec->fence->base);
+		exec->fence = NULL;
+		ret = -ENOMEM;
+		goto err_put_fd;
+	}
+
+	now = ktime_get_ns();
+	timeout_ms = arg->timeout_ms ?:
+		     READ_ONCE(mcp_graph_knobs.exec_timeout_ms);
+	exec->deadline_ns = now + timeout_ms * NSEC_PER_MSEC;
+	exec->in_fence = in_fence;
+	arg->out_fence = fd;
+	ek->out_file = sync->file;
+
+	/*
+	 * The execution holds the graph and the sched reference from here;
+	 * ours keeps it while it is sent out (it may end at once).
+	 */
+	kref_get(&exec->ref);
+	arg->exec_id = mcp_exec_commit(sched, exec, now);
+	mcp_sched_exec_put(exec);
+	return 0;
+
+err_put_fd:
+	put_unused_fd(fd);
+err_put_sched:
+	mcp_sched_put(sched);
+err_put_in_fence:
+	if (in_fence)
+		dma_fence_put(in_fence);
+err_free_exec:
+	mcp_exec_free_unsent(exec);
+err_put_graph:
+	mcp_graph_put(graph);
+	return ret;
+}
+
+void mcp_ioctl_graph_exec_publish(void *karg, bool copied)
+{
+	struct mcp_graph_exec_karg *ek = karg;
+
+	if (!ek->out_file)
+		return;
+	if (copied) {
+		fd_install(ek->arg.out_fence, ek->out_file);
+	} else {
+		/* The execution runs on; only its fence fd is dropped. */
+		fput(ek->out_file);
+		put_unused_fd(ek->arg.out_fence);
+	}
+}
+
+/* MCP_IOC_GRAPH_STATUS */
+
+static struct mcp_exec_record *mcp_sched_find_locked(struct mcp_sched *sched,
+						     u64 id)
+{
+	struct mcp_exec_record *rec;
+
+	list_for_each_entry(rec, &sched->records, link)
+		if (rec->id == id)
+			return rec;
+	return NULL;
+}
+
+/* Copies the record's summary into @arg; false when it is gone. */
+static bool mcp_sched_status_locked(struct mcp_sched *sched,
+				    struct mcp_graph_status *arg,
+				    struct mcp_graph_node_status *nodes, u32 n)
+{
+	struct mcp_exec_record *rec = mcp_sched_find_locked(sched, arg->exec_id);
+
+	if (!rec)
+		return false;
+	arg->state = rec->state;
+	arg->result = rec->result;
+	arg->failed_node = rec->failed_node;
+	arg->graph = rec->graph;
+	arg->submit_ns = rec->submit_ns;
+	arg->end_ns = rec->end_ns;
+	if (nodes)
+		memcpy(nodes, rec->nodes, min(n, rec->n_nodes) * sizeof(*nodes));
+	return true;
+}
+
+int mcp_ioctl_graph_status(struct file *file, void *karg)
+{
+	struct mcp_ctx *ctx = file->private_data;
+	struct mcp_graph_node_status *nodes = NULL;
+	struct mcp_graph_status *arg = karg;
+	struct mcp_exec_record *rec;
+	struct mcp_sched *sched;
+	u32 n_nodes = 0, n;
+	int ret = 0;
+
+	if (arg->flags || arg->reserved)
+		return -EINVAL;
+	sched = mcp_sched_get_ctx(ctx);
+	if (!sched)
+		return -ENOMEM;
+
+	spin_lock(&sched->lock);
+	rec = mcp_sched_find_locked(sched, arg->exec_id);
+	if (rec)
+		n_nodes = rec->n_nodes;
+	spin_unlock(&sched->lock);
+	if (!rec) {
+		ret = -ENOENT;
+		goto out_put;
+	}
+
+	n = arg->nodes ? min(arg->n_nodes, n_nodes) : 0;
+	if (n) {
+		nodes = kvmalloc_array(n, sizeof(*nodes), GFP_KERNEL);
+		if (!nodes) {
+			ret = -ENOMEM;
+			goto out_put;
+		}
+	}
+	spin_lock(&sched->lock);
+	if (!mcp_sched_status_locked(sched, arg, nodes, n))
+		ret = -ENOENT;
+	spin_unlock(&sched->lock);
+	if (!ret && n && copy_to_user(u64_to_user_ptr(arg->nodes), nodes,
+				      n * sizeof(*nodes)))
+		ret = -EFAULT;
+	arg->n_nodes = n_nodes;
+	kvfree(nodes);
+out_put:
+	mcp_sched_put(sched);
+	return ret;
+}
+
+static bool mcp_sched_idle(struct mcp_sched *sched)
+{
+	bool idle;
+
+	spin_lock(&sched->lock);
+	idle = list_empty(&sched->execs);
+	spin_unlock(&sched->lock);
+	return idle;
+}
+
+/*
+ * The context is closing (no ioctl of it runs): stop every execution,
+ * wait until each has ended (running kernel jobs stop at their next
+ * slice), detach the workers and drop the context's reference.
+ */
+void mcp_sched_ctx_fini(struct mcp_ctx *ctx)
+{
+	struct mcp_sched *sched = ctx->sched;
+	struct mcp_worker *w, *next_w;
+	struct mcp_exec *exec;
+	LIST_HEAD(records);
+
+	if (!sched)
+		return;
+
+	for (;;) {
+		spin_lock(&sched->lock);
+		exec = NULL;
+		list_for_each_entry(exec, &sched->execs, link)
+			if (!exec->stop)
+				break;
+		if (list_entry_is_head(exec, &sched->execs, link))
+			exec = NULL;
+		if (exec)
+			kref_get(&exec->ref);
+		spin_unlock(&sched->lock);
+		if (!exec)
+			break;
+		mcp_exec_stop(exec, -ECANCELED);
+		mcp_sched_exec_put(exec);
+	}
+
+	wait_event(sched->idle, mcp_sched_idle(sched));
+
+	spin_lock(&sched->lock);
+	list_for_each_entry_safe(w, next_w, &sched->workers, link) {
+		list_del_init(&w->link);
+		w->attached = false;
+		sched->node_workers[w->node]--;
+	}
+	sched->ctx = NULL;
+	list_splice_init(&sched->records, &records);
+	sched->n_ended = 0;
+	mcp_sched_wake_all_locked(sched);
+	spin_unlock(&sched->lock);
+
+	mcp_sched_free_records(&records);
+	ctx->sched = NULL;
+	mcp_sched_put(sched);
+}
+
+int mcp_sched_init(void)
+{
+	mcp_graph_wq = alloc_workqueue("mcp_graph", WQ_UNBOUND, 0);
+	return mcp_graph_wq ? 0 : -ENOMEM;
+}
+
+void mcp_sched_exit(void)
+{
+	destroy_workqueue(mcp_graph_wq);
+}

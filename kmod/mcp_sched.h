@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * MCP (Model Control Protocol): graph executions and their jobs, shared by
+ * mcp_sched.c (executions, dependency counting, kernel engines) and
+ * mcp_worker.c (the worker fds that run the compute jobs).
+ *
+ * A context's struct mcp_sched is refcounted apart from the context: the
+ * context holds one reference, every worker fd and every execution one
+ * more, so a worker fd may outlive its context (reads then return 0).
+ *
+ * Locks: mcp_sched.lock, a spinlock, guards everything of the context's
+ * executions, jobs and workers; nothing sleeps under it and it is only
+ * taken in process context (fence callbacks and timers defer to work
+ * items).  It nests inside nothing of mcp.ko and nothing nests inside it
+ * but the wait queue locks of wake_up().
+ */
+#ifndef _MCP_SCHED_H
+#define _MCP_SCHED_H
+
+#include <linux/dma-fence.h>
+#include <linux/hrtimer.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#include <linux/mcp.h>
+
+struct mcp_ctx;
+struct mcp_exec;
+struct mcp_graph;
+struct mcp_worker;
+
+/**
+ * struct mcp_sched - the graph executions and workers of one context
+ * @ref:	the context's, one per worker fd and one per execution
+ * @lock:	guards the rest, see above
+ * @ctx:	the context; NULL once it is closing
+ * @last_exec_id: last execution id given out
+ * @last_job_id: last worker job id given out
+ * @execs:	executions not yet ended
+ * @records:	every execution's record, oldest first: those running and
+ *		the last exec_history_len ended ones
+ * @n_ended:	ended records on @records
+ * @jobs:	worker jobs ready and not claimed, oldest first
+ * @workers:	worker fds attached
+ * @node_workers: per NUMA node: workers attached
+ * @node_wq:	per NUMA node: where its workers wait for jobs
+ * @idle:	woken when @execs becomes empty
+ */
+struct mcp_sched {
+	struct kref ref;
+	spinlock_t lock;	/* see above */
+	struct mcp_ctx *ctx;
+	u64 last_exec_id;
+	u64 last_job_id;
+	struct list_head execs;
+	struct list_head records;
+	u32 n_ended;
+	struct list_head jobs;
+	struct list_head workers;
+	u32 *node_workers;
+	wait_queue_head_t *node_wq;
+	wait_queue_head_t idle;
+};
+
+/* mcp_job.state */
+enum mcp_job_state {
+	MCP_JOB_WAITING,	/* for the nodes it depends on */
+	MCP_JOB_QUEUED,		/* handed to its engine class, not started */
+	MCP_JOB_RUNNING,
+	MCP_JOB_DONE,
+};
+
+/**
+ * struct mcp_job - one node of one execution
+ * @exec:	its execution
+ * @index:	the node's index in the graph
+ * @deps_left:	nodes it still waits for
+ * @state:	enum mcp_job_state
+ * @attempts:	worker jobs: times a worker claimed it
+ * @abandoned:	worker jobs: ended (time-out, close) while claimed; the
+ *		worker's JOB_DONE for it then returns -ECANCELED
+ * @target:	worker jobs: NUMA node holding most of its input bytes,
+ *		NUMA_NO_NODE when none is known
+ * @id:		worker jobs: the job id while queued or claimed
+ * @link:	worker jobs: in mcp_sched.jobs, or the claiming worker's list
+ * @worker:	worker jobs: the worker that claimed it
+ * @work:	kernel jobs: runs it on the graph workqueue
+ */
+struct mcp_job {
+	struct mcp_exec *exec;
+	u32 index;
+	u32 deps_left;
+	u8 state;
+	u8 attempts;
+	bool abandoned;
+	int target;
+	u64 id;
+	struct list_head link;
+	struct mcp_worker *worker;
+	struct work_struct work;
+};
+
+/**
+ * struct mcp_worker - one worker fd
+ * @sched:	its context's scheduler state (a reference)
+ * @node:	the NUMA node it serves
+ * @link:	in mcp_sched.workers while attached
+ * @claimed:	jobs it read and has not reported
+ * @attached:	false once its context closed or the fd is released
+ */
+struct mcp_worker {
+	struct mcp_sched *sched;
+	int node;
+	struct list_head link;
+	struct list_head claimed;
+	bool attached;
+};
+
+/* mcp_sched.c, for mcp_worker.c; "_locked": mcp_sched.lock held */
+struct mcp_sched *mcp_sched_get_ctx(struct mcp_ctx *ctx);
+void mcp_sched_put(struct mcp_sched *sched);
+/* The worker job @w may claim next, or NULL. */
+struct mcp_job *mcp_sched_next_job_locked(struct mcp_sched *sched,
+					  struct mcp_worker *w);
+/* Claims @job for @w: the read that returns it fills @out. */
+void mcp_sched_claim_locked(struct mcp_job *job, struct mcp_worker *w,
+			    struct mcp_worker_job *out);
+/* Puts a claimed job back (its read failed), not counted as an attempt. */
+void mcp_sched_unclaim_locked(struct mcp_job *job);
+/*
+ * A claimed job ended: @result from JOB_DONE, or -EPIPE/re-queued when
+ * its worker went away (@worker_gone).  Return: the execution if it
+ * ended, for mcp_sched_exec_end() once the lock is dropped, else NULL.
+ */
+struct mcp_exec *mcp_sched_job_done_locked(struct mcp_job *job, int result,
+					   bool worker_gone);
+/*
+ * Ends @exec once mcp_sched.lock is dropped; process context.  Every
+ * claimed job holds a reference on its execution, dropped with
+ * mcp_sched_exec_put() (outside the lock) when the job leaves its worker.
+ */
+void mcp_sched_exec_end(struct mcp_exec *exec);
+void mcp_sched_exec_put(struct mcp_exec *exec);
+/* Workers came or went: jobs may now route to another node. */
+void mcp_sched_wake_all_locked(struct mcp_sched *sched);
+
+#endif /* _MCP_SCHED_H */
