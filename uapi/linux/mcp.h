@@ -1224,6 +1224,8 @@ struct mcp_graph_node_status {
  * @state:	out: enum mcp_graph_state
  * @result:	out: 0, or the execution's negative errno
  * @failed_node: out: index of the first node that failed, -1 when none
+ *		(a time-out or close fails the nodes running then with
+ *		-ETIMEDOUT or -ECANCELED; -1 if none was running)
  * @graph:	out: the graph's handle (even if it was destroyed since)
  * @reserved:	in: must be 0
  * @submit_ns:	out: CLOCK_MONOTONIC when it was submitted
@@ -1336,7 +1338,10 @@ struct mcp_worker_job {
  * @size:	in: sizeof(struct mcp_job_done)
  * @flags:	in: must be 0
  * @job_id:	in: a job this worker fd claimed and has not reported;
- *		else -ENOENT
+ *		else -ENOENT.  A job whose execution was stopped while it
+ *		ran (time-out, its fd closed) was abandoned: reporting it
+ *		returns -ECANCELED and the result is ignored; once the
+ *		graph's fd is closed, -ENODEV
  * @result:	in: 0, or a negative errno: the node failed with it
  * @reserved:	in: must be 0
  */
