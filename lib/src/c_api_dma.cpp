@@ -10,18 +10,6 @@
 
 #include "dma_internal.hpp"
 
-struct mcp_dma {
-	mcp::Dma dma;
-};
-
-struct mcp_buffer {
-	mcp::Buffer buf;
-};
-
-struct mcp_fence {
-	mcp::Fence fence;
-};
-
 namespace {
 
 int dma_fail(int errnum, const char *msg) noexcept

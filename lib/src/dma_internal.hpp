@@ -57,4 +57,17 @@ std::string size_text(std::uint64_t bytes);
 
 } // namespace mcp::detail
 
+// The C API's handles (c_api_dma.cpp; the runtime's C API uses them too).
+struct mcp_dma {
+	mcp::Dma dma;
+};
+
+struct mcp_buffer {
+	mcp::Buffer buf;
+};
+
+struct mcp_fence {
+	mcp::Fence fence;
+};
+
 #endif // MCP_SRC_DMA_INTERNAL_HPP

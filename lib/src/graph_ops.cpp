@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The operators of inference graphs on plain memory (graph_ops.hpp):
-// MATMUL through OpenBLAS's cblas_sgemm, the other compute operators in
+// MATMUL through OpenBLAS's cblas_sgemm (dlopen()ed), the other compute operators in
 // plain loops, and the kernel's data-movement operators in C++ for
 // run_inline().
 #include <algorithm>
@@ -9,10 +9,10 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <mutex>
 #include <vector>
 
 #include <cblas.h>
+#include <dlfcn.h>
 
 #include "graph_ops.hpp"
 
@@ -59,11 +59,44 @@ std::uint64_t tensor_bytes(const OpTensor &t) noexcept
 	return n * elem;
 }
 
-void init_blas_threads() noexcept
-{
-	static std::once_flag once;
+namespace {
 
-	std::call_once(once, [] { openblas_set_num_threads(1); });
+// OpenBLAS, loaded on the first MATMUL: programs linking libmcp that never
+// run a graph (mcpctl run, whose start-up is benchmarked) do not pay for
+// loading it and its thread pool.
+struct Blas {
+	decltype(&cblas_sgemm) sgemm = nullptr;
+	decltype(&openblas_set_num_threads) set_num_threads = nullptr;
+};
+
+Blas load_blas() noexcept
+{
+	Blas b;
+	void *lib = ::dlopen(blas_library, RTLD_NOW | RTLD_LOCAL);
+
+	if (!lib)
+		return b;
+	b.sgemm = reinterpret_cast<decltype(b.sgemm)>(::dlsym(lib, "cblas_sgemm"));
+	b.set_num_threads = reinterpret_cast<decltype(b.set_num_threads)>(
+		::dlsym(lib, "openblas_set_num_threads"));
+	// The workers are the parallelism: one thread per GEMM.
+	if (b.set_num_threads)
+		b.set_num_threads(1);
+	return b;
+}
+
+const Blas &blas() noexcept
+{
+	static const Blas b = load_blas();
+
+	return b;
+}
+
+} // namespace
+
+bool blas_available() noexcept
+{
+	return blas().sgemm != nullptr;
 }
 
 namespace {
@@ -168,7 +201,8 @@ int op_matmul(std::span<const OpTensor> in, const OpTensor &out, std::span<const
 			return -EINVAL;
 		bias = f32(in[2]);
 	}
-	init_blas_threads();
+	if (!blas_available())
+		return -EOPNOTSUPP;
 	return through_scratch(in, out, [&](std::byte *dst) {
 		float *c = reinterpret_cast<float *>(dst);
 		float beta = 0.0f;
@@ -178,7 +212,7 @@ int op_matmul(std::span<const OpTensor> in, const OpTensor &out, std::span<const
 				std::memcpy(c + std::size_t(i) * n, bias, std::size_t(n) * sizeof(float));
 			beta = 1.0f;
 		}
-		cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+		blas().sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
 			    tb ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
 			    static_cast<blasint>(n), static_cast<blasint>(k), alpha, f32(a),
 			    static_cast<blasint>(a.dims[1]), f32(b), static_cast<blasint>(b.dims[1]),
@@ -326,7 +360,7 @@ bool quant_param(std::span<const std::byte> param, float &scale, std::int32_t &z
 }
 
 // q = clamp(round_half_even(x / scale) + zero_point, -128, 127); NaN is 0
-// before the zero point is added.
+// before the zero point is added (as kmod/mcp_graph_ops.c).
 int op_quant(std::span<const OpTensor> in, const OpTensor &out, std::span<const std::byte> param)
 {
 	float scale;
@@ -339,8 +373,10 @@ int op_quant(std::span<const OpTensor> in, const OpTensor &out, std::span<const 
 	const float *x = f32(in[0]);
 	std::int8_t *q = s8(out);
 	for (std::uint64_t i = 0; i < n; i++) {
-		float r = std::nearbyint(x[i] / scale);
-		double v = std::isnan(r) ? 0.0 : static_cast<double>(r);
+		// The quotient of two f32 in double is never mistaken for a
+		// tie, so this rounds like the kernel's exact quotient does.
+		double v = std::nearbyint(static_cast<double>(x[i]) / static_cast<double>(scale));
+		v = std::isnan(v) ? 0.0 : v;
 		v = std::clamp(v + zero, -128.0, 127.0);
 		q[i] = static_cast<std::int8_t>(v);
 	}

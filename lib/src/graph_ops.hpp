@@ -36,14 +36,17 @@ std::uint64_t tensor_bytes(const OpTensor &t) noexcept;
 // crash on what it is given) and returns 0, -EINVAL (shapes, dtypes or
 // parameters wrong for the op) or -EOPNOTSUPP (an unknown op).  @kernel_ops
 // allows the data-movement operators too (run_inline); workers refuse
-// them with -EOPNOTSUPP.  Outputs may be inputs (in-place); operators that
+// them with -EOPNOTSUPP, and MATMUL without OpenBLAS is -EOPNOTSUPP too.  Outputs may be inputs (in-place); operators that
 // cannot work in place compute into scratch memory first.
 int run_op(std::uint16_t op, std::span<const OpTensor> in, std::span<const OpTensor> out,
 	   std::span<const std::byte> param, bool kernel_ops) noexcept;
 
-// Makes OpenBLAS single-threaded, once per process: the Runtime's workers
-// are the parallelism.
-void init_blas_threads() noexcept;
+// The OpenBLAS library MATMUL dlopen()s (libopenblas-dev's runtime part).
+inline constexpr const char *blas_library = "libopenblas.so.0";
+// Loads OpenBLAS once (single-threaded: the Runtime's workers are the
+// parallelism); false when it is not installed: MATMUL then fails with
+// -EOPNOTSUPP.
+bool blas_available() noexcept;
 
 } // namespace mcp::detail
 

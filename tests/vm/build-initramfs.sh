@@ -139,6 +139,17 @@ if [ -n "$bench_dir" ]; then
 	done
 fi
 
+# libmcp dlopen()s OpenBLAS on a graph's first MATMUL, which ldd cannot
+# see: copy it under the name the loader's cache gives (Debian's
+# alternatives symlink, resolved by copy_abs) and what it needs.
+blas=$(ldconfig -p | awk '$1 == "libopenblas.so.0" && /x86-64/ { print $NF; exit }')
+if [ -n "$blas" ]; then
+	copy_abs "$blas"
+	copy_libs "$blas"
+else
+	echo "build-initramfs: warning: libopenblas.so.0 not found (apt install libopenblas-dev); graph MATMUL nodes fail with EOPNOTSUPP" >&2
+fi
+
 # vgem, the dma-buf exporter the BO selftests share buffers with, and the
 # modules it depends on, dependencies first.  The tests load them.
 vgem_kver=$("$here/../../scripts/vm-kernel-version.sh" 2>/dev/null || true)
