@@ -542,11 +542,17 @@ void mcp_sched_claim_locked(struct mcp_job *job, struct mcp_worker *w,
 	memcpy(out->param, graph->blob + n->param_offset, n->param_len);
 }
 
-void mcp_sched_unclaim_locked(struct mcp_job *job)
+struct mcp_exec *mcp_sched_unclaim_locked(struct mcp_job *job)
 {
 	struct mcp_exec *exec = job->exec;
 	struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
 
+	/* Failed meanwhile: nobody is to run it any more. */
+	if (exec->rec->result) {
+		list_del_init(&job->link);
+		job->worker = NULL;
+		return mcp_job_end_locked(exec, job, -ECANCELED) ? exec : NULL;
+	}
 	list_move(&job->link, &exec->sched->jobs);
 	job->worker = NULL;
 	job->state = MCP_JOB_QUEUED;
@@ -556,6 +562,7 @@ void mcp_sched_unclaim_locked(struct mcp_job *job)
 	st->worker_tid = 0;
 	st->start_ns = 0;
 	/* The claim's execution reference is the caller's to drop. */
+	return NULL;
 }
 
 struct mcp_exec *mcp_sched_job_done_locked(struct mcp_job *job, int result,
@@ -565,21 +572,20 @@ struct mcp_exec *mcp_sched_job_done_locked(struct mcp_job *job, int result,
 	struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
 
 	job->worker = NULL;
-	if (worker_gone) {
-		if (job->attempts < 2) {
-			/* Re-queued once, under a new id. */
-			list_move_tail(&job->link, &exec->sched->jobs);
-			job->state = MCP_JOB_QUEUED;
-			job->id = ++exec->sched->last_job_id;
-			exec->running--;
-			st->numa_node = -1;
-			st->worker_tid = 0;
-			st->start_ns = 0;
-			mcp_sched_wake_locked(exec->sched, job->target);
-			return NULL;
-		}
-		result = -EPIPE;
+	if (worker_gone && !exec->rec->result && job->attempts < 2) {
+		/* Re-queued once, under a new id. */
+		list_move_tail(&job->link, &exec->sched->jobs);
+		job->state = MCP_JOB_QUEUED;
+		job->id = ++exec->sched->last_job_id;
+		exec->running--;
+		st->numa_node = -1;
+		st->worker_tid = 0;
+		st->start_ns = 0;
+		mcp_sched_wake_locked(exec->sched, job->target);
+		return NULL;
 	}
+	if (worker_gone)
+		result = exec->rec->result ? -ECANCELED : -EPIPE;
 	list_del_init(&job->link);
 	return mcp_job_end_locked(exec, job, result) ? exec : NULL;
 }

@@ -129,11 +129,16 @@ struct mcp_job *mcp_sched_next_job_locked(struct mcp_sched *sched,
 /* Claims @job for @w: the read that returns it fills @out. */
 void mcp_sched_claim_locked(struct mcp_job *job, struct mcp_worker *w,
 			    struct mcp_worker_job *out);
-/* Puts a claimed job back (its read failed), not counted as an attempt. */
-void mcp_sched_unclaim_locked(struct mcp_job *job);
 /*
- * A claimed job ended: @result from JOB_DONE, or -EPIPE/re-queued when
- * its worker went away (@worker_gone).  Return: the execution if it
+ * Puts a claimed job back (its read failed), not counted as an attempt;
+ * if its execution failed meanwhile it ends instead.  Return: as
+ * mcp_sched_job_done_locked().
+ */
+struct mcp_exec *mcp_sched_unclaim_locked(struct mcp_job *job);
+/*
+ * A claimed job ended: @result from JOB_DONE; or its worker went away
+ * (@worker_gone): re-queued the first time, -EPIPE the second, and
+ * -ECANCELED if its execution failed meanwhile.  Return: the execution if it
  * ended, for mcp_sched_exec_end() once the lock is dropped, else NULL.
  */
 struct mcp_exec *mcp_sched_job_done_locked(struct mcp_job *job, int result,

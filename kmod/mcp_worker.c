@@ -52,14 +52,16 @@ static bool mcp_worker_ready(struct mcp_worker *w)
 static void mcp_worker_unclaim(struct mcp_worker *w, struct mcp_job *job)
 {
 	struct mcp_sched *sched = w->sched;
-	struct mcp_exec *exec = job->exec;
+	struct mcp_exec *exec = job->exec, *ended = NULL;
 
 	spin_lock(&sched->lock);
 	if (job->abandoned)
 		list_del_init(&job->link);
 	else
-		mcp_sched_unclaim_locked(job);
+		ended = mcp_sched_unclaim_locked(job);
 	spin_unlock(&sched->lock);
+	if (ended)
+		mcp_sched_exec_end(ended);
 	mcp_sched_exec_put(exec);
 }
 
