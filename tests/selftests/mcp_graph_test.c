@@ -8,9 +8,11 @@
  * ordering; compute workers implemented here (WNOP, ADD): re-binding,
  * failing nodes, time-outs, killed workers (re-queued once, then -EPIPE),
  * closing the fd mid-execution, executions in flight together, threads,
- * in-fences from DMA jobs, and jobs placed on the node of their data.
+ * in-fences from DMA jobs, and jobs placed on the node of their data;
+ * COPY on the edu device's DMA engine from its device fd.
  */
 #include "mcp_bo.h"
+#include "mcp_dev.h"
 #include "../graph_cases/mcp_graph_cases.h"
 
 #include <limits.h>
@@ -1727,6 +1729,104 @@ TEST_F_TIMEOUT(graph, jobs_run_on_data_node, 120)
 	}
 	for (int i = 0; i < n; i++)
 		worker_stop(&w[i]);
+}
+
+/* ---- The edu device fd: COPY on its DMA engine ---- */
+
+FIXTURE(edu_graph) {
+	int fd;
+	struct bos bos;
+	char addr[MCP_PCI_ADDR_LEN];
+	struct mcp_dev_info info;
+};
+
+FIXTURE_SETUP(edu_graph)
+{
+	int idx;
+
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	self->bos.fd = -1;
+	self->fd = mcp_open();
+	ASSERT_LE(0, self->fd);
+	ASSERT_TRUE(has_graphs(self->fd)) TH_LOG("MCP_FEAT_GRAPHS not reported");
+	ASSERT_EQ(0, mcp_pci_find(EDU_VENDOR, EDU_DEVICE, self->addr))
+		TH_LOG("no edu device in the VM");
+	idx = mcp_dev_ensure_listed(self->fd, self->addr, &self->info);
+	ASSERT_LE(0, idx);
+	self->bos.fd = mcp_dev_open(self->fd, idx);
+	ASSERT_LE(0, self->bos.fd);
+}
+
+FIXTURE_TEARDOWN(edu_graph)
+{
+	if (self->bos.fd >= 0) {
+		bos_release(&self->bos);
+		close(self->bos.fd);
+	}
+	if (self->fd >= 0)
+		close(self->fd);
+	EXPECT_EQ(0, counter_settles("graph_execs_in_flight", 0));
+	EXPECT_EQ(0, counter_settles("dma_jobs_in_flight", 0));
+}
+
+/*
+ * in (U8 [6000], buffer 0) -> COPY on the device engine -> mid (buffer 1)
+ * -> COPY on the cpu engine -> out (buffer 1 at 8 KiB).
+ */
+TEST_F_TIMEOUT(edu_graph, device_copy, 60)
+{
+	struct mcp_graph_case_graph g;
+	struct mcp_graph_create c;
+	struct mcp_graph_exec e;
+	struct mcp_graph_node_status ns[2];
+	struct mcp_graph_status st;
+	unsigned char *in, *mid;
+	__u32 bo[2];
+	int fence;
+
+	mcp_graph_case_init(&g);
+	mcp_graph_case_buffer(&g, 8192, MCP_GRAPH_BUF_INPUT);
+	mcp_graph_case_buffer(&g, 16384, MCP_GRAPH_BUF_OUTPUT);
+	mcp_graph_case_tensor(&g, 0, MCP_DTYPE_U8, 0, 1, 6000);
+	mcp_graph_case_tensor(&g, 1, MCP_DTYPE_U8, 0, 1, 6000);
+	mcp_graph_case_tensor(&g, 1, MCP_DTYPE_U8, 8192, 1, 6000);
+	mcp_graph_case_node(&g, MCP_OP_COPY, MCP_GRAPH_ENGINE_DEVICE, 1, 1, 0, 1);
+	mcp_graph_case_node(&g, MCP_OP_COPY, MCP_GRAPH_ENGINE_CPU, 1, 1, 1, 2);
+	ASSERT_EQ(0, create_graph(&self->bos, &g, bo, &c))
+		TH_LOG("reason %u kind %u index %u", c.error_reason, c.error_kind,
+		       c.error_index);
+	in = bos_ptr(&self->bos, bo[0], 0);
+	mid = bos_ptr(&self->bos, bo[1], 0);
+	for (int i = 0; i < 6000; i++)
+		in[i] = (unsigned char)(i * 7 + 3);
+
+	exec_arg(&e, c.handle, NULL, 0);
+	fence = graph_exec(self->bos.fd, &e);
+	ASSERT_LE(0, fence) TH_LOG("%s", strerror(-fence));
+	EXPECT_EQ(1, fence_finish(fence, 20000));
+	EXPECT_EQ(0, memcmp(in, mid, 6000));
+	EXPECT_EQ(0, memcmp(in, mid + 8192, 6000));
+	ASSERT_EQ(0, graph_status(self->bos.fd, e.exec_id, ns, 2, &st));
+	EXPECT_EQ(MCP_GRAPH_STATE_DONE, st.state);
+	EXPECT_EQ(MCP_GRAPH_ENGINE_DEVICE, ns[0].engine);
+	EXPECT_EQ(MCP_GRAPH_ENGINE_CPU, ns[1].engine);
+	EXPECT_LE(ns[0].end_ns, ns[1].start_ns);
+	EXPECT_EQ(0, graph_destroy(self->bos.fd, c.handle));
+}
+
+/* The table's device-engine case is valid on a device fd. */
+TEST_F(edu_graph, device_engine_accepted)
+{
+	struct mcp_graph_case_graph g;
+	struct mcp_graph_create c;
+	__u32 bo[1];
+
+	mcp_graph_case_init(&g);
+	mcp_gc_eng_copy_device(&g);
+	ASSERT_EQ(0, create_graph(&self->bos, &g, bo, &c))
+		TH_LOG("reason %u kind %u index %u", c.error_reason, c.error_kind,
+		       c.error_index);
+	EXPECT_EQ(0, graph_destroy(self->bos.fd, c.handle));
 }
 
 MCP_TEST_MAIN
