@@ -452,6 +452,14 @@ static void kill_child(pid_t pid, int pipe_rd)
 
 /* ---- references ---- */
 
+static float f32_of(uint32_t bits)
+{
+	float f;
+
+	memcpy(&f, &bits, sizeof(f));
+	return f;
+}
+
 static uint32_t bits32(float f)
 {
 	uint32_t b;
@@ -634,6 +642,7 @@ FIXTURE(graph) {
 	struct bos bos;
 	long long start[ARRAY_SIZE(graph_counters)];
 	long long max_nodes;
+	long long history;
 };
 
 FIXTURE_SETUP(graph)
@@ -645,6 +654,7 @@ FIXTURE_SETUP(graph)
 	memset(&self->bos, 0, sizeof(self->bos));
 	self->bos.fd = self->fd;
 	self->max_nodes = knob_read("max_nodes");
+	self->history = knob_read("exec_history_len");
 	for (size_t i = 0; i < ARRAY_SIZE(graph_counters); i++)
 		self->start[i] = mcp_counter(graph_counters[i]);
 }
@@ -654,6 +664,8 @@ FIXTURE_TEARDOWN(graph)
 {
 	if (self->max_nodes > 0)
 		knob_write("max_nodes", self->max_nodes);
+	if (self->history > 0)
+		knob_write("exec_history_len", self->history);
 	bos_release(&self->bos);
 	if (self->fd >= 0)
 		close(self->fd);
@@ -1092,6 +1104,197 @@ TEST_F_TIMEOUT(graph, rebind_per_exec, 60)
 	EXPECT_EQ(1, fence_finish(fence, 10000));
 	EXPECT_EQ(-1, check_kernel_diamond(in[1], work[0], out[0]));
 	check_kd_status(_metadata, self->fd, e.exec_id);
+	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
+}
+
+/*
+ * Big enough that the engine works in slices: TILE16 of F32 NHWC
+ * [4][2048][8][8] (2 MiB, 512 tiles of 4 KiB), QUANT and DEQUANT of its
+ * 512 Ki elements.
+ */
+#define BIG_B	4
+#define BIG_H	2048
+#define BIG_S	8
+#define BIG_D	8
+#define BIG_N	(BIG_B * BIG_H * BIG_S * BIG_D)
+
+TEST_F_TIMEOUT(graph, kernel_ops_large, 180)
+{
+	struct mcp_graph_case_graph g;
+	struct mcp_graph_create c;
+	struct mcp_graph_exec e;
+	__u32 bo[4];
+	float *in, *tiled, *dq;
+	int8_t *q;
+	long bad = -1;
+	int fence;
+
+	mcp_graph_case_init(&g);
+	mcp_graph_case_buffer(&g, BIG_N * 4, MCP_GRAPH_BUF_INPUT);
+	mcp_graph_case_buffer(&g, BIG_N * 4, MCP_GRAPH_BUF_OUTPUT);
+	mcp_graph_case_buffer(&g, BIG_N, MCP_GRAPH_BUF_OUTPUT);
+	mcp_graph_case_buffer(&g, BIG_N * 4, MCP_GRAPH_BUF_OUTPUT);
+	mcp_graph_case_tensor(&g, 0, MCP_DTYPE_F32, 0, 4, BIG_B, BIG_H, BIG_S, BIG_D);
+	g.tensors[0].layout = MCP_LAYOUT_NHWC;
+	mcp_graph_case_tensor(&g, 0, MCP_DTYPE_F32, 0, 1, BIG_N);
+	mcp_graph_case_tensor(&g, 1, MCP_DTYPE_F32, 0, 5, BIG_B, BIG_H / 16,
+			      BIG_S, BIG_D, 16);
+	g.tensors[2].layout = MCP_LAYOUT_TILED16;
+	mcp_graph_case_tensor(&g, 2, MCP_DTYPE_I8, 0, 1, BIG_N);
+	mcp_graph_case_tensor(&g, 3, MCP_DTYPE_F32, 0, 1, BIG_N);
+	mcp_graph_case_node(&g, MCP_OP_TILE16, MCP_GRAPH_ENGINE_CPU, 1, 1, 0, 2);
+	mcp_graph_case_node(&g, MCP_OP_QUANT_I8, MCP_GRAPH_ENGINE_CPU, 1, 1, 1, 3);
+	mcp_graph_case_quant(&g, 1, KQ_SCALE, KQ_ZP);
+	mcp_graph_case_node(&g, MCP_OP_DEQUANT_I8, MCP_GRAPH_ENGINE_CPU, 1, 1, 3, 4);
+	mcp_graph_case_quant(&g, 2, KQ_SCALE, KQ_ZP);
+	ASSERT_EQ(0, create_graph(&self->bos, &g, bo, &c))
+		TH_LOG("reason %u kind %u index %u", c.error_reason, c.error_kind,
+		       c.error_index);
+	in = bos_ptr(&self->bos, bo[0], 0);
+	tiled = bos_ptr(&self->bos, bo[1], 0);
+	q = bos_ptr(&self->bos, bo[2], 0);
+	dq = bos_ptr(&self->bos, bo[3], 0);
+	fill_input(in, BIG_N, 5);
+
+	exec_arg(&e, c.handle, NULL, 0);
+	fence = graph_exec(self->fd, &e);
+	ASSERT_LE(0, fence);
+	EXPECT_EQ(1, fence_finish(fence, 60000));
+	for (long i = 0; i < BIG_N && bad < 0; i++) {
+		int8_t want = ref_quant(in[i], KQ_SCALE, KQ_ZP);
+
+		if (q[i] != want ||
+		    bits32(dq[i]) != bits32(ref_dequant(want, KQ_SCALE, KQ_ZP)))
+			bad = i;
+	}
+	EXPECT_EQ(-1, bad) TH_LOG("quant/dequant element %ld", bad);
+	for (long b = 0; b < BIG_B && bad < 0; b++)
+		for (long h = 0; h < BIG_H && bad < 0; h++)
+			for (long s = 0; s < BIG_S; s++)
+				for (long d = 0; d < BIG_D; d++) {
+					long src = ((b * BIG_H + h) * BIG_S + s) * BIG_D + d;
+					long dst = ((((b * (BIG_H / 16) + h / 16) * BIG_S + s) *
+						     BIG_D + d) * 16) + h % 16;
+
+					if (bits32(tiled[dst]) != bits32(in[src]))
+						bad = dst;
+				}
+	EXPECT_EQ(-1, bad) TH_LOG("tiled element %ld", bad);
+	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
+}
+
+/* The table's QUANT -> COPY -> TILE16 (I8) -> DEQUANT chain, run. */
+TEST_F_TIMEOUT(graph, table_tile16_quant_chain_runs, 60)
+{
+	struct mcp_graph_case_graph g;
+	struct mcp_graph_create c;
+	struct mcp_graph_exec e;
+	const struct mcp_graph_quant *p;
+	float *x, *out, scale;
+	__u32 bo[2];
+	long bad = -1;
+	int fence;
+
+	mcp_graph_case_init(&g);
+	mcp_gc_valid_tile16_quant_chain(&g);
+	ASSERT_EQ(0, create_graph(&self->bos, &g, bo, &c));
+	p = (const void *)(g.blob + g.nodes[0].param_offset);
+	scale = f32_of(p->scale);
+	x = bos_ptr(&self->bos, bo[0], 0);
+	out = bos_ptr(&self->bos, bo[1], 4096);
+	fill_input(x, 16 * 2 * 32, 9);
+
+	exec_arg(&e, c.handle, NULL, 0);
+	fence = graph_exec(self->fd, &e);
+	ASSERT_LE(0, fence);
+	EXPECT_EQ(1, fence_finish(fence, 10000));
+	/* x [1][16][2][32] -> out [1][1][2][32][16] */
+	for (int h = 0; h < 16; h++)
+		for (int s = 0; s < 2; s++)
+			for (int d = 0; d < 32; d++) {
+				float v = x[(h * 2 + s) * 32 + d];
+				float want = ref_dequant(ref_quant(v, scale, p->zero_point),
+							 scale, p->zero_point);
+
+				if (bad < 0 && bits32(out[(s * 32 + d) * 16 + h]) != bits32(want))
+					bad = (h * 2 + s) * 32 + d;
+			}
+	EXPECT_EQ(-1, bad) TH_LOG("element %ld", bad);
+	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
+}
+
+/* Only the last exec_history_len ended executions are kept. */
+TEST_F_TIMEOUT(graph, exec_history_len, 60)
+{
+	struct mcp_graph_case_graph g;
+	struct mcp_graph_create c;
+	struct mcp_graph_exec e;
+	struct mcp_graph_status st;
+	__u64 ids[3];
+	__u32 bo[3];
+
+	ASSERT_LT(0, self->history);
+	build_kernel_diamond(&g);
+	ASSERT_EQ(0, create_graph(&self->bos, &g, bo, &c));
+	ASSERT_EQ(0, knob_write("exec_history_len", 2));
+	EXPECT_EQ(-EINVAL, knob_write("exec_history_len", 0));
+	for (int i = 0; i < 3; i++) {
+		int fence;
+
+		exec_arg(&e, c.handle, NULL, 0);
+		fence = graph_exec(self->fd, &e);
+		ASSERT_LE(0, fence);
+		EXPECT_EQ(1, fence_finish(fence, 10000));
+		ids[i] = e.exec_id;
+	}
+	EXPECT_EQ(-ENOENT, graph_status(self->fd, ids[0], NULL, 0, &st));
+	EXPECT_EQ(0, graph_status(self->fd, ids[1], NULL, 0, &st));
+	EXPECT_EQ(0, graph_status(self->fd, ids[2], NULL, 0, &st));
+	EXPECT_EQ(MCP_GRAPH_STATE_DONE, st.state);
+	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
+}
+
+/* An execution waiting for its in-fence is QUEUED, then runs after it. */
+TEST_F_TIMEOUT(graph, queued_behind_in_fence, 60)
+{
+	struct mcp_graph_case_graph g;
+	struct mcp_graph_create c;
+	struct mcp_graph_exec e;
+	struct mcp_graph_node_status a_ns[1], b_ns[1];
+	struct mcp_graph_status st;
+	struct worker w;
+	__u64 a_id, b_id;
+	__u32 bo[1];
+	int a, b;
+
+	build_wnop(&g);
+	ASSERT_EQ(0, create_graph(&self->bos, &g, bo, &c));
+	exec_arg(&e, c.handle, NULL, 0);
+	a = graph_exec(self->fd, &e);
+	ASSERT_LE(0, a);
+	a_id = e.exec_id;
+	exec_arg(&e, c.handle, NULL, 0);
+	e.flags = MCP_GRAPH_EXEC_IN_FENCE;
+	e.in_fence = a;
+	b = graph_exec(self->fd, &e);
+	ASSERT_LE(0, b);
+	b_id = e.exec_id;
+
+	ASSERT_EQ(0, graph_status(self->fd, a_id, NULL, 0, &st));
+	EXPECT_EQ(MCP_GRAPH_STATE_RUNNING, st.state);
+	ASSERT_EQ(0, graph_status(self->fd, b_id, NULL, 0, &st));
+	EXPECT_EQ(MCP_GRAPH_STATE_QUEUED, st.state);
+
+	worker_init(&w, self->fd, &self->bos, -1);
+	ASSERT_EQ(0, worker_start(&w));
+	EXPECT_EQ(1, fence_finish(b, 10000));
+	EXPECT_EQ(1, fence_finish(a, 10000));
+	worker_stop(&w);
+	ASSERT_EQ(0, graph_status(self->fd, a_id, a_ns, 1, &st));
+	EXPECT_EQ(MCP_GRAPH_STATE_DONE, st.state);
+	ASSERT_EQ(0, graph_status(self->fd, b_id, b_ns, 1, &st));
+	EXPECT_EQ(MCP_GRAPH_STATE_DONE, st.state);
+	EXPECT_LE(a_ns[0].end_ns, b_ns[0].start_ns);
 	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
 }
 
