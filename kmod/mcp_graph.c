@@ -22,6 +22,7 @@
 #include <linux/overflow.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/sysfs.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
@@ -640,21 +641,144 @@ static bool mcp_graph_both_write(const struct mcp_graph *graph,
 	return false;
 }
 
+/*
+ * Pairs of nodes that may be ordered or conflict: some use (input or
+ * output) of one overlaps some output of the other.  Any other pair has no
+ * edge and no shared write, so checking only these gives the same result
+ * as checking every pair.  Found by sorting the uses by buffer and offset
+ * and sweeping; returned sorted, without duplicates, as a << 32 | b with
+ * a < b.
+ */
+struct mcp_graph_use {
+	u64 start;
+	u64 end;
+	u32 buffer;
+	u32 node;
+	bool out;
+};
+
+static int mcp_graph_use_cmp(const void *a, const void *b)
+{
+	const struct mcp_graph_use *ua = a, *ub = b;
+
+	if (ua->buffer != ub->buffer)
+		return ua->buffer < ub->buffer ? -1 : 1;
+	if (ua->start != ub->start)
+		return ua->start < ub->start ? -1 : 1;
+	return 0;
+}
+
+static int mcp_graph_pair_cmp(const void *a, const void *b)
+{
+	u64 pa = *(const u64 *)a, pb = *(const u64 *)b;
+
+	return pa < pb ? -1 : pa > pb;
+}
+
+static void mcp_graph_add_use(const struct mcp_graph *graph,
+			      struct mcp_graph_use *use, u32 node, u32 t,
+			      bool out)
+{
+	use->buffer = graph->tensors[t].buffer;
+	use->start = graph->tensors[t].offset;
+	use->end = use->start + graph->tensor_bytes[t];
+	use->node = node;
+	use->out = out;
+}
+
+/* The sweep: @pairs NULL counts them. */
+static u64 mcp_graph_sweep(const struct mcp_graph_use *uses, u32 n_uses,
+			   u64 *pairs)
+{
+	u64 count = 0;
+	u32 i, j;
+
+	for (i = 0; i < n_uses; i++) {
+		const struct mcp_graph_use *u = &uses[i];
+
+		for (j = i + 1; j < n_uses && uses[j].buffer == u->buffer &&
+		     uses[j].start < u->end; j++) {
+			const struct mcp_graph_use *v = &uses[j];
+
+			if (v->node == u->node || (!u->out && !v->out))
+				continue;
+			if (pairs)
+				pairs[count] = u->node < v->node ?
+					(u64)u->node << 32 | v->node :
+					(u64)v->node << 32 | u->node;
+			count++;
+		}
+		if (!(i % 1024))
+			cond_resched();
+	}
+	return count;
+}
+
+static int mcp_graph_pairs(const struct mcp_graph *graph, u64 **pairs_out,
+			   u64 *n_out)
+{
+	struct mcp_graph_use *uses;
+	u32 i, k, n_uses = 0;
+	u64 *pairs, n, m, p;
+
+	for (i = 0; i < graph->hdr.n_nodes; i++)
+		n_uses += graph->nodes[i].n_inputs + graph->nodes[i].n_outputs;
+	uses = kvmalloc_array(max(n_uses, 1U), sizeof(*uses), GFP_KERNEL);
+	if (!uses)
+		return -ENOMEM;
+	n_uses = 0;
+	for (i = 0; i < graph->hdr.n_nodes; i++) {
+		const struct mcp_graph_node *nd = &graph->nodes[i];
+
+		for (k = 0; k < nd->n_inputs; k++)
+			mcp_graph_add_use(graph, &uses[n_uses++], i,
+					  nd->inputs[k], false);
+		for (k = 0; k < nd->n_outputs; k++)
+			mcp_graph_add_use(graph, &uses[n_uses++], i,
+					  nd->outputs[k], true);
+	}
+	sort(uses, n_uses, sizeof(*uses), mcp_graph_use_cmp, NULL);
+
+	/* Only pathological graphs (every node on the same bytes) get here. */
+	n = mcp_graph_sweep(uses, n_uses, NULL);
+	pairs = n > INT_MAX / sizeof(u64) ? NULL :
+		kvmalloc_array(max_t(u64, n, 1), sizeof(u64), GFP_KERNEL);
+	if (!pairs) {
+		kvfree(uses);
+		return -ENOMEM;
+	}
+	mcp_graph_sweep(uses, n_uses, pairs);
+	kvfree(uses);
+
+	sort(pairs, n, sizeof(u64), mcp_graph_pair_cmp, NULL);
+	for (p = 0, m = 0; p < n; p++)
+		if (!m || pairs[m - 1] != pairs[p])
+			pairs[m++] = pairs[p];
+	*pairs_out = pairs;
+	*n_out = m;
+	return 0;
+}
+
 /* 5. Two nodes writing the same bytes, neither of them in place */
 static int mcp_graph_check_writers(const struct mcp_graph *graph,
 				   const struct mcp_graph_masks *masks,
+				   const u64 *pairs, u64 n_pairs,
 				   struct mcp_graph_err *err)
 {
-	u32 i, j;
+	u32 bad = U32_MAX;
+	u64 p;
 
-	for (j = 0; j < graph->hdr.n_nodes; j++) {
-		for (i = 0; i < j; i++)
-			if ((masks[i].out & masks[j].out) &&
-			    mcp_graph_both_write(graph, masks, i, j))
-				return mcp_graph_fail(err, MCP_GRAPH_ERR_WRITERS,
-						      MCP_GRAPH_AT_NODE, j);
-		cond_resched();
+	/* The failure reported is the lowest j with a conflicting i < j. */
+	for (p = 0; p < n_pairs; p++) {
+		u32 i = pairs[p] >> 32, j = (u32)pairs[p];
+
+		if (j < bad && (masks[i].out & masks[j].out) &&
+		    mcp_graph_both_write(graph, masks, i, j))
+			bad = j;
 	}
+	if (bad != U32_MAX)
+		return mcp_graph_fail(err, MCP_GRAPH_ERR_WRITERS,
+				      MCP_GRAPH_AT_NODE, bad);
 	return 0;
 }
 
@@ -713,40 +837,42 @@ static unsigned int mcp_graph_edges(const struct mcp_graph *graph,
 	return edges;
 }
 
-/*
- * The edges in CSR form (two passes over the pairs: count, then fill),
- * then Kahn's algorithm for a cycle.
- */
+/* The edges in CSR form, then Kahn's algorithm for a cycle. */
 static int mcp_graph_build_schedule(struct mcp_graph *graph,
 				    const struct mcp_graph_masks *masks,
+				    const u64 *pairs, u64 n_pairs,
 				    struct mcp_graph_err *err)
 {
 	u32 n_nodes = graph->hdr.n_nodes;
-	u32 *fill, *queue, *left;
+	u32 *fill = NULL, *queue = NULL, *left = NULL;
 	u32 a, b, i, head, tail;
-	u64 n_edges = 0;
+	u8 *edges;
+	u64 p, n_edges;
 	int ret = 0;
 
 	graph->succ_start = kvcalloc(n_nodes + 1, sizeof(u32),
 				     GFP_KERNEL_ACCOUNT);
 	graph->n_deps = kvcalloc(n_nodes, sizeof(u32), GFP_KERNEL_ACCOUNT);
-	if (!graph->succ_start || !graph->n_deps)
-		return -ENOMEM;
+	edges = kvmalloc(max_t(u64, n_pairs, 1), GFP_KERNEL);
+	if (!graph->succ_start || !graph->n_deps || !edges) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
 
-	for (a = 0; a < n_nodes; a++) {
-		for (b = a + 1; b < n_nodes; b++) {
-			unsigned int e = mcp_graph_edges(graph, masks, a, b);
-
-			if (e & 1) {
-				graph->succ_start[a + 1]++;
-				graph->n_deps[b]++;
-			}
-			if (e & 2) {
-				graph->succ_start[b + 1]++;
-				graph->n_deps[a]++;
-			}
+	for (p = 0; p < n_pairs; p++) {
+		a = pairs[p] >> 32;
+		b = (u32)pairs[p];
+		edges[p] = mcp_graph_edges(graph, masks, a, b);
+		if (edges[p] & 1) {
+			graph->succ_start[a + 1]++;
+			graph->n_deps[b]++;
 		}
-		cond_resched();
+		if (edges[p] & 2) {
+			graph->succ_start[b + 1]++;
+			graph->n_deps[a]++;
+		}
+		if (!(p % 4096))
+			cond_resched();
 	}
 	for (a = 0; a < n_nodes; a++)
 		graph->succ_start[a + 1] += graph->succ_start[a];
@@ -762,17 +888,15 @@ static int mcp_graph_build_schedule(struct mcp_graph *graph,
 		goto out_free;
 	}
 
+	/* Pairs are sorted: each node's successors come out in order. */
 	memcpy(fill, graph->succ_start, n_nodes * sizeof(u32));
-	for (a = 0; a < n_nodes; a++) {
-		for (b = a + 1; b < n_nodes; b++) {
-			unsigned int e = mcp_graph_edges(graph, masks, a, b);
-
-			if (e & 1)
-				graph->succ[fill[a]++] = b;
-			if (e & 2)
-				graph->succ[fill[b]++] = a;
-		}
-		cond_resched();
+	for (p = 0; p < n_pairs; p++) {
+		a = pairs[p] >> 32;
+		b = (u32)pairs[p];
+		if (edges[p] & 1)
+			graph->succ[fill[a]++] = b;
+		if (edges[p] & 2)
+			graph->succ[fill[b]++] = a;
 	}
 
 	memcpy(left, graph->n_deps, n_nodes * sizeof(u32));
@@ -798,6 +922,7 @@ out_free:
 	kvfree(left);
 	kvfree(queue);
 	kvfree(fill);
+	kvfree(edges);
 	return ret;
 }
 
@@ -806,6 +931,7 @@ static int mcp_graph_validate(struct mcp_graph *graph, struct mcp_ctx *ctx,
 			      struct mcp_graph_err *err)
 {
 	struct mcp_graph_masks *masks;
+	u64 *pairs, n_pairs;
 	int ret;
 
 	ret = mcp_graph_check_buffers(graph, ctx, err);
@@ -823,9 +949,15 @@ static int mcp_graph_validate(struct mcp_graph *graph, struct mcp_ctx *ctx,
 	if (!masks)
 		return -ENOMEM;
 	mcp_graph_fill_masks(graph, masks);
-	ret = mcp_graph_check_writers(graph, masks, err);
+	ret = mcp_graph_pairs(graph, &pairs, &n_pairs);
+	if (ret)
+		goto out_free_masks;
+	ret = mcp_graph_check_writers(graph, masks, pairs, n_pairs, err);
 	if (!ret)
-		ret = mcp_graph_build_schedule(graph, masks, err);
+		ret = mcp_graph_build_schedule(graph, masks, pairs, n_pairs,
+					       err);
+	kvfree(pairs);
+out_free_masks:
 	kvfree(masks);
 	return ret;
 }

@@ -10,7 +10,8 @@
  *
  *   CPU	the graph workqueue (unbound), queued on the NUMA node of its
  *		first output's BO; COPY, TILE16, QUANT_I8, DEQUANT_I8 run in
- *		slices with a reschedule and a stop check between them
+ *		slices with a reschedule and a stop check between them; NOP
+ *		ends at once where the scheduler runs (no work item)
  *   DEVICE	a work item submits the COPY to the context's device DMA
  *		engine (mcp_dma_submit_kernel()) and waits for its fence
  *   WORKER	the context's job queue, claimed by a worker fd
@@ -116,6 +117,7 @@ struct mcp_graph_fence {
  * @ended:	it ended: set once, under the lock
  * @running:	kernel jobs queued or running and worker jobs claimed
  * @left:	jobs not ended
+ * @nops:	NOP jobs ready, run by mcp_exec_run_nops_locked()
  * @jobs:	per node
  */
 struct mcp_exec {
@@ -138,6 +140,7 @@ struct mcp_exec {
 	bool ended;
 	u32 running;
 	u32 left;
+	struct list_head nops;
 	struct mcp_job *jobs;
 };
 
@@ -384,14 +387,19 @@ static void mcp_job_ready_locked(struct mcp_exec *exec, struct mcp_job *job)
 	}
 
 	exec->running++;
+	if (n->op == MCP_OP_NOP) {
+		/* Nothing to run: ended here by mcp_exec_run_nops_locked(). */
+		list_add_tail(&job->link, &exec->nops);
+		return;
+	}
 	if (n->n_outputs)
 		node = exec->bos[graph->tensors[n->outputs[0]].buffer]->node;
 	queue_work_node(node, mcp_graph_wq, &job->work);
 }
 
-/* Ends @job with @result; true when that ended the execution. */
-static bool mcp_job_end_locked(struct mcp_exec *exec, struct mcp_job *job,
-			       int result)
+/* Ends @job with @result; its successors may become ready. */
+static void __mcp_job_end_locked(struct mcp_exec *exec, struct mcp_job *job,
+				 int result)
 {
 	struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
 	const struct mcp_graph *graph = exec->graph;
@@ -420,12 +428,45 @@ static bool mcp_job_end_locked(struct mcp_exec *exec, struct mcp_job *job,
 				mcp_job_ready_locked(exec, succ);
 		}
 	}
+}
 
-	if (exec->started && !exec->left && !exec->ended) {
-		exec->ended = true;
-		return true;
+/*
+ * NOP jobs of the CPU class that became ready: run where the scheduler
+ * runs, in a loop (a chain of them would recurse), so a chain of empty
+ * nodes costs dependency counting only.
+ */
+static void mcp_exec_run_nops_locked(struct mcp_exec *exec)
+{
+	struct mcp_job *job;
+
+	while ((job = list_first_entry_or_null(&exec->nops, struct mcp_job,
+					       link))) {
+		struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
+
+		list_del_init(&job->link);
+		if (exec->rec->result) {
+			__mcp_job_end_locked(exec, job, -ECANCELED);
+			continue;
+		}
+		job->state = MCP_JOB_RUNNING;
+		st->start_ns = ktime_get_ns();
+		st->numa_node = numa_node_id();
+		trace_mcp_graph_job_start(exec->rec->id, job->index, MCP_OP_NOP,
+					  MCP_GRAPH_ENGINE_CPU, st->numa_node,
+					  raw_smp_processor_id(), 0);
+		__mcp_job_end_locked(exec, job, 0);
 	}
-	return false;
+}
+
+static bool mcp_exec_check_end_locked(struct mcp_exec *exec);
+
+/* Ends @job with @result; true when that ended the execution. */
+static bool mcp_job_end_locked(struct mcp_exec *exec, struct mcp_job *job,
+			       int result)
+{
+	__mcp_job_end_locked(exec, job, result);
+	mcp_exec_run_nops_locked(exec);
+	return mcp_exec_check_end_locked(exec);
 }
 
 /*
@@ -675,6 +716,7 @@ static void mcp_exec_start(struct mcp_exec *exec)
 			if (exec->jobs[i].state == MCP_JOB_WAITING &&
 			    !exec->jobs[i].deps_left)
 				mcp_job_ready_locked(exec, &exec->jobs[i]);
+	mcp_exec_run_nops_locked(exec);
 	ended = mcp_exec_check_end_locked(exec);
 	spin_unlock(&sched->lock);
 
@@ -1031,6 +1073,7 @@ static struct mcp_exec *mcp_exec_alloc(struct mcp_graph *graph)
 	}
 	kref_init(&exec->ref);
 	INIT_LIST_HEAD(&exec->link);
+	INIT_LIST_HEAD(&exec->nops);
 	INIT_LIST_HEAD(&exec->in_cb.node);
 	INIT_WORK(&exec->start_work, mcp_exec_start_work);
 	INIT_WORK(&exec->timeout_work, mcp_exec_timeout_work);
