@@ -16,7 +16,8 @@
  * graph execution: handed to its engine class, started (numa_node and
  * cpu where it runs; tid: the worker thread for ENGINE_WORKER, else 0)
  * and ended (result 0 or a negative errno; duration_ns from start, 0
- * when it never started).  Documented in Documentation/graphs.rst.
+ * when it never started).  Documented in
+ * Documentation/graph-scheduling.rst.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM mcp
