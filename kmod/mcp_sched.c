@@ -403,6 +403,7 @@ static void __mcp_job_end_locked(struct mcp_exec *exec, struct mcp_job *job,
 {
 	struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
 	const struct mcp_graph *graph = exec->graph;
+	bool ran = job->state == MCP_JOB_RUNNING;
 	u32 i;
 
 	if (job->state == MCP_JOB_RUNNING ||
@@ -417,8 +418,15 @@ static void __mcp_job_end_locked(struct mcp_exec *exec, struct mcp_job *job,
 	st->result = result;
 	exec->left--;
 
+	/*
+	 * The failed node: the first to fail, or one stopped while running;
+	 * not a job cancelled because the execution had failed already.
+	 */
 	if (result) {
-		mcp_exec_fail_locked(exec, result, job->index);
+		mcp_exec_fail_locked(exec, result,
+				     !exec->rec->result ||
+				     (ran && result == exec->stop) ?
+				     job->index : -1);
 	} else if (!exec->rec->result) {
 		for (i = graph->succ_start[job->index];
 		     i < graph->succ_start[job->index + 1]; i++) {
