@@ -129,6 +129,10 @@ struct GraphBuffer {
 	std::uint64_t length = 0;		// bytes; a bound BO must be as long
 	std::uint32_t flags = 0;		// graph_buffer_*
 	std::optional<GraphInit> init;		// none: left as bound
+	// Init bytes read from a graph that are not a struct mcp_graph_init
+	// libmcp knows (the kernel only checks their range): kept for round
+	// trips, never applied.  Empty when init is set.
+	std::vector<std::byte> init_raw;
 
 	bool operator==(const GraphBuffer &) const = default;
 };
@@ -314,8 +318,8 @@ private:
 
 // The demo: one transformer attention block (graphs.rst, "Demo block").
 struct DemoAttentionOptions {
-	std::uint32_t seq = 64;		// S, rows of X
-	std::uint32_t model_dim = 128;	// Dm; a multiple of 8 (TILE16 view)
+	std::uint32_t seq = 64;		// S, rows of X; a multiple of 16
+	std::uint32_t model_dim = 128;	// Dm; a multiple of 8 (the TILE16 view)
 	std::uint32_t heads = 4;	// heads * head_dim == model_dim
 	std::uint32_t head_dim = 32;
 	std::uint64_t seed = 0x6d6370;	// the weights' seed ("mcp")

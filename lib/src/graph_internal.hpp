@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// libmcp internals of graph definitions: the pieces the serializer,
+// validator, JSON and C API share.  Not installed.
+#ifndef MCP_SRC_GRAPH_INTERNAL_HPP
+#define MCP_SRC_GRAPH_INTERNAL_HPP
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <mcp/graph.hpp>
+
+#include "internal.hpp"
+
+namespace mcp::detail {
+
+// Sizes of the binary sections (<linux/mcp.h>); checked in graph_serialize.cpp.
+inline constexpr std::size_t graph_header_size = 48;
+inline constexpr std::size_t graph_buffer_entry_size = 32;
+inline constexpr std::size_t graph_tensor_entry_size = 48;
+inline constexpr std::size_t graph_node_entry_size = 48;
+inline constexpr std::size_t graph_init_size = 24;
+
+// What dependencies need of a tensor: its bytes in a buffer.
+struct DepTensor {
+	std::uint32_t buffer = 0;
+	std::uint64_t offset = 0;
+	std::uint64_t bytes = 0;	// unpadded
+};
+
+// What dependencies need of a node.
+struct DepNode {
+	std::vector<std::uint32_t> inputs;
+	std::vector<std::uint32_t> outputs;
+	bool inplace = false;		// has the INPLACE flag
+};
+
+// Same buffer and intersecting unpadded bytes (empty never overlaps).
+bool overlap(const DepTensor &a, const DepTensor &b) noexcept;
+// Same buffer, offset and bytes.
+bool identical(const DepTensor &a, const DepTensor &b) noexcept;
+// INPLACE and out0 identical to in0: ordered by index against every node
+// that touches its out0.
+bool inplace_active(std::span<const DepTensor> tensors, const DepNode &node) noexcept;
+
+// The dependency edges of graphs.rst ("Dependencies"): successors of
+// each node, ascending, without duplicates.  Indices must be valid.
+std::vector<std::vector<std::uint32_t>> dependency_successors(std::span<const DepTensor> tensors,
+							      std::span<const DepNode> nodes);
+// Kahn's algorithm, lowest ready index first.  Returns the order; when a
+// cycle leaves nodes unscheduled, @stuck gets the lowest of them.
+std::vector<std::uint32_t> kahn_order(const std::vector<std::vector<std::uint32_t>> &successors,
+				      std::optional<std::uint32_t> &stuck);
+
+// The DepTensor/DepNode view of a definition (tensor bytes 0 on overflow).
+std::vector<DepTensor> dep_tensors(const GraphDef &def);
+std::vector<DepNode> dep_nodes(const GraphDef &def);
+
+// "buffer 2 ('weights')", "tensor 5 ('q0')", "node 3 (matmul 'q_proj')".
+std::string graph_entry_label(GraphErrorKind kind, std::uint32_t index, std::string_view name,
+			      std::optional<Op> op = std::nullopt);
+// "[64 x 128]"
+std::string dims_text(std::span<const std::uint32_t> dims);
+
+// A GraphError whose message is "<label>: <what>" (or just @what for the
+// header).
+GraphError make_graph_error(GraphErrorReason reason, GraphErrorKind kind, std::uint32_t index,
+			    std::string label, const std::string &what);
+
+// The blob encoding of an init and back (none: not 24 bytes or a bad kind).
+std::vector<std::byte> init_bytes(const GraphInit &init);
+std::optional<GraphInit> decode_init(std::span<const std::byte> bytes);
+
+} // namespace mcp::detail
+
+#endif // MCP_SRC_GRAPH_INTERNAL_HPP
