@@ -1652,6 +1652,8 @@ struct exec_thread {
 	const struct bos *bos;
 	int ok;
 	int failed;
+	__u64 failed_id;	/* the first failed execution */
+	int failed_ret;		/* its submit or fence result */
 };
 
 static void *exec_thread_main(void *arg)
@@ -1666,14 +1668,21 @@ static void *exec_thread_main(void *arg)
 	for (int i = 0; i < 200; i++) {
 		int fence;
 
+		int ret;
+
 		in[i % WD_N] += 1.0f;
 		exec_arg(&e, t->graph, bind, 3);
 		fence = graph_exec(t->fd, &e);
-		if (fence < 0 || fence_finish(fence, 20000) != 1 ||
-		    check_worker_diamond(in, out) != -1)
-			t->failed++;
-		else
+		ret = fence < 0 ? fence : fence_finish(fence, 20000);
+		if (ret == 1 && check_worker_diamond(in, out) == -1) {
 			t->ok++;
+			continue;
+		}
+		/* Stop at the first failure: say which and why. */
+		t->failed++;
+		t->failed_id = e.exec_id;
+		t->failed_ret = ret == 1 ? -EIO : ret;
+		break;
 	}
 	return NULL;
 }
@@ -1707,9 +1716,30 @@ TEST_F_TIMEOUT(graph, threads_4_by_200, 300)
 	for (int k = 0; k < 4; k++)
 		ASSERT_EQ(0, pthread_create(&th[k], NULL, exec_thread_main, &t[k]));
 	for (int k = 0; k < 4; k++) {
+		struct mcp_graph_node_status ns[5];
+		struct mcp_graph_status st;
+
 		pthread_join(th[k], NULL);
-		EXPECT_EQ(0, t[k].failed) TH_LOG("thread %d", k);
 		ok += t[k].ok;
+		if (!t[k].failed)
+			continue;
+		/* -9999: the fence did not signal within 20 s. */
+		EXPECT_EQ(0, t[k].failed) TH_LOG("thread %d: exec %llu after %d: %d",
+						  k, (unsigned long long)t[k].failed_id,
+						  t[k].ok, t[k].failed_ret);
+		for (int i = 0; i < 2; i++)
+			TH_LOG("worker %d (node %d): %d jobs%s", i, w[i].reg_node,
+			       atomic_load(&w[i].jobs),
+			       atomic_load(&w[i].detached) ? ", detached" : "");
+		if (graph_status(self->fd, t[k].failed_id, ns, 5, &st))
+			continue;
+		TH_LOG("state %u result %d failed_node %d", st.state, st.result,
+		       st.failed_node);
+		for (int i = 0; i < 5; i++)
+			TH_LOG("node %d: engine %u result %d start %llu end %llu", i,
+			       ns[i].engine, ns[i].result,
+			       (unsigned long long)ns[i].start_ns,
+			       (unsigned long long)ns[i].end_ns);
 	}
 	for (int i = 0; i < 2; i++)
 		worker_stop(&w[i]);
