@@ -267,6 +267,7 @@ struct worker {
 	atomic_int jobs;
 	atomic_int detached;	/* read() returned 0 */
 	atomic_int held;	/* a job is claimed and kept */
+	atomic_int read_errors;	/* read() failures other than EAGAIN */
 	int reg_node;
 };
 
@@ -342,6 +343,11 @@ static void *worker_main(void *arg)
 		atomic_store(&w->ready, wfd);
 		return NULL;
 	}
+	/*
+	 * Non-blocking: another worker of the node may claim the job poll()
+	 * announced, and a blocked read() would never see the stop flag.
+	 */
+	fcntl(wfd, F_SETFL, O_NONBLOCK);
 	atomic_store(&w->ready, 1);
 	while (!atomic_load(&w->stop)) {
 		struct pollfd p = { .fd = wfd, .events = POLLIN };
@@ -350,6 +356,8 @@ static void *worker_main(void *arg)
 		if (poll(&p, 1, 20) <= 0 || !(p.revents & (POLLIN | POLLHUP)))
 			continue;
 		n = read(wfd, &job, sizeof(job));
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			atomic_fetch_add(&w->read_errors, 1);
 		if (n == 0) {
 			atomic_store(&w->detached, 1);
 			break;
@@ -1582,6 +1590,82 @@ TEST_F_TIMEOUT(graph, close_fd_mid_exec, 60)
 	worker_stop(&w);
 }
 
+/* WORKER_REGISTER and the worker fd's read() and JOB_DONE refuse nonsense. */
+TEST_F_TIMEOUT(graph, worker_fd_bad_arguments, 60)
+{
+	struct mcp_worker_register r = { .size = sizeof(r), .node = -1, .fd = -1 };
+	struct mcp_graph_case_graph g;
+	struct mcp_graph_create c;
+	struct mcp_graph_exec e;
+	struct mcp_worker_job job;
+	struct mcp_job_done d;
+	struct pollfd p;
+	__u32 bo[1];
+	int wfd, fence;
+	char small[8];
+
+	r.flags = 1;
+	EXPECT_EQ(-EINVAL, mcp_ioctl(self->fd, MCP_IOC_WORKER_REGISTER, &r));
+	r.flags = 0;
+	r.node = 4096;
+	EXPECT_EQ(-EINVAL, mcp_ioctl(self->fd, MCP_IOC_WORKER_REGISTER, &r));
+	r.node = -2;
+	EXPECT_EQ(-EINVAL, mcp_ioctl(self->fd, MCP_IOC_WORKER_REGISTER, &r));
+	r.size = MCP_WORKER_REGISTER_SIZE_VER0 - 4;
+	r.node = -1;
+	EXPECT_EQ(-EINVAL, mcp_ioctl(self->fd, MCP_IOC_WORKER_REGISTER, &r));
+
+	wfd = worker_register(self->fd, -1, NULL);
+	ASSERT_LE(0, wfd);
+	EXPECT_EQ(FD_CLOEXEC, fcntl(wfd, F_GETFD) & FD_CLOEXEC);
+	EXPECT_EQ(self->start[2] + 1, mcp_counter("graph_workers"));
+	/* Nothing queued: not readable, and a non-blocking read says so. */
+	p = (struct pollfd){ .fd = wfd, .events = POLLIN };
+	EXPECT_EQ(0, poll(&p, 1, 0));
+	fcntl(wfd, F_SETFL, O_NONBLOCK);
+	EXPECT_EQ(-1, read(wfd, &job, sizeof(job)));
+	EXPECT_EQ(EAGAIN, errno);
+	/* The graph fd's ioctls are not the worker fd's. */
+	EXPECT_EQ(-ENOTTY, mcp_ioctl(wfd, MCP_IOC_GET_VERSION, &r));
+
+	build_wnop(&g);
+	ASSERT_EQ(0, create_graph(&self->bos, &g, bo, &c));
+	exec_arg(&e, c.handle, NULL, 0);
+	fence = graph_exec(self->fd, &e);
+	ASSERT_LE(0, fence);
+	EXPECT_EQ(1, poll(&p, 1, 5000));
+	EXPECT_EQ(-1, read(wfd, small, sizeof(small)));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(sizeof(job), read(wfd, &job, sizeof(job)));
+	EXPECT_EQ(e.exec_id, job.exec_id);
+	EXPECT_EQ(c.handle, job.graph);
+	EXPECT_EQ(0, job.node);
+	EXPECT_EQ(MCP_OP_WNOP, job.op);
+	EXPECT_EQ(1, job.n_inputs);
+	EXPECT_EQ(0, job.n_outputs);
+	EXPECT_EQ(bo[0], job.inputs[0].handle);
+	EXPECT_EQ(MCP_DTYPE_F32, job.inputs[0].dtype);
+	EXPECT_EQ(16, job.inputs[0].dims[0]);
+
+	d = (struct mcp_job_done){ .size = sizeof(d), .job_id = job.job_id + 1 };
+	EXPECT_EQ(-ENOENT, mcp_ioctl(wfd, MCP_IOC_JOB_DONE, &d));
+	d = (struct mcp_job_done){ .size = sizeof(d), .job_id = job.job_id, .flags = 1 };
+	EXPECT_EQ(-EINVAL, mcp_ioctl(wfd, MCP_IOC_JOB_DONE, &d));
+	d = (struct mcp_job_done){ .size = sizeof(d), .job_id = job.job_id, .reserved = 1 };
+	EXPECT_EQ(-EINVAL, mcp_ioctl(wfd, MCP_IOC_JOB_DONE, &d));
+	d = (struct mcp_job_done){ .size = sizeof(d), .job_id = job.job_id, .result = 1 };
+	EXPECT_EQ(-EINVAL, mcp_ioctl(wfd, MCP_IOC_JOB_DONE, &d));
+	EXPECT_EQ(0, fence_wait(fence, 0));
+	d = (struct mcp_job_done){ .size = sizeof(d), .job_id = job.job_id };
+	EXPECT_EQ(0, mcp_ioctl(wfd, MCP_IOC_JOB_DONE, &d));
+	/* Reported once only. */
+	EXPECT_EQ(-ENOENT, mcp_ioctl(wfd, MCP_IOC_JOB_DONE, &d));
+	EXPECT_EQ(1, fence_finish(fence, 5000));
+	close(wfd);
+	EXPECT_EQ(self->start[2], counter_settles("graph_workers", self->start[2]));
+	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
+}
+
 /* A worker that is reading when the fd closes sees end of file. */
 TEST_F_TIMEOUT(graph, close_fd_detaches_workers, 60)
 {
@@ -1741,8 +1825,10 @@ TEST_F_TIMEOUT(graph, threads_4_by_200, 300)
 			       (unsigned long long)ns[i].start_ns,
 			       (unsigned long long)ns[i].end_ns);
 	}
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		worker_stop(&w[i]);
+		EXPECT_EQ(0, atomic_load(&w[i].read_errors));
+	}
 	EXPECT_EQ(800, ok);
 	EXPECT_EQ(1600, atomic_load(&w[0].jobs) + atomic_load(&w[1].jobs));
 	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
