@@ -1126,6 +1126,28 @@ TEST_F_TIMEOUT(graph, rebind_per_exec, 60)
 #define BIG_D	8
 #define BIG_N	(BIG_B * BIG_H * BIG_S * BIG_D)
 
+static void build_big(struct mcp_graph_case_graph *g)
+{
+	mcp_graph_case_init(g);
+	mcp_graph_case_buffer(g, BIG_N * 4, MCP_GRAPH_BUF_INPUT);
+	mcp_graph_case_buffer(g, BIG_N * 4, MCP_GRAPH_BUF_OUTPUT);
+	mcp_graph_case_buffer(g, BIG_N, MCP_GRAPH_BUF_OUTPUT);
+	mcp_graph_case_buffer(g, BIG_N * 4, MCP_GRAPH_BUF_OUTPUT);
+	mcp_graph_case_tensor(g, 0, MCP_DTYPE_F32, 0, 4, BIG_B, BIG_H, BIG_S, BIG_D);
+	g->tensors[0].layout = MCP_LAYOUT_NHWC;
+	mcp_graph_case_tensor(g, 0, MCP_DTYPE_F32, 0, 1, BIG_N);
+	mcp_graph_case_tensor(g, 1, MCP_DTYPE_F32, 0, 5, BIG_B, BIG_H / 16,
+			      BIG_S, BIG_D, 16);
+	g->tensors[2].layout = MCP_LAYOUT_TILED16;
+	mcp_graph_case_tensor(g, 2, MCP_DTYPE_I8, 0, 1, BIG_N);
+	mcp_graph_case_tensor(g, 3, MCP_DTYPE_F32, 0, 1, BIG_N);
+	mcp_graph_case_node(g, MCP_OP_TILE16, MCP_GRAPH_ENGINE_CPU, 1, 1, 0, 2);
+	mcp_graph_case_node(g, MCP_OP_QUANT_I8, MCP_GRAPH_ENGINE_CPU, 1, 1, 1, 3);
+	mcp_graph_case_quant(g, 1, KQ_SCALE, KQ_ZP);
+	mcp_graph_case_node(g, MCP_OP_DEQUANT_I8, MCP_GRAPH_ENGINE_CPU, 1, 1, 3, 4);
+	mcp_graph_case_quant(g, 2, KQ_SCALE, KQ_ZP);
+}
+
 TEST_F_TIMEOUT(graph, kernel_ops_large, 180)
 {
 	struct mcp_graph_case_graph g;
@@ -1137,24 +1159,7 @@ TEST_F_TIMEOUT(graph, kernel_ops_large, 180)
 	long bad = -1;
 	int fence;
 
-	mcp_graph_case_init(&g);
-	mcp_graph_case_buffer(&g, BIG_N * 4, MCP_GRAPH_BUF_INPUT);
-	mcp_graph_case_buffer(&g, BIG_N * 4, MCP_GRAPH_BUF_OUTPUT);
-	mcp_graph_case_buffer(&g, BIG_N, MCP_GRAPH_BUF_OUTPUT);
-	mcp_graph_case_buffer(&g, BIG_N * 4, MCP_GRAPH_BUF_OUTPUT);
-	mcp_graph_case_tensor(&g, 0, MCP_DTYPE_F32, 0, 4, BIG_B, BIG_H, BIG_S, BIG_D);
-	g.tensors[0].layout = MCP_LAYOUT_NHWC;
-	mcp_graph_case_tensor(&g, 0, MCP_DTYPE_F32, 0, 1, BIG_N);
-	mcp_graph_case_tensor(&g, 1, MCP_DTYPE_F32, 0, 5, BIG_B, BIG_H / 16,
-			      BIG_S, BIG_D, 16);
-	g.tensors[2].layout = MCP_LAYOUT_TILED16;
-	mcp_graph_case_tensor(&g, 2, MCP_DTYPE_I8, 0, 1, BIG_N);
-	mcp_graph_case_tensor(&g, 3, MCP_DTYPE_F32, 0, 1, BIG_N);
-	mcp_graph_case_node(&g, MCP_OP_TILE16, MCP_GRAPH_ENGINE_CPU, 1, 1, 0, 2);
-	mcp_graph_case_node(&g, MCP_OP_QUANT_I8, MCP_GRAPH_ENGINE_CPU, 1, 1, 1, 3);
-	mcp_graph_case_quant(&g, 1, KQ_SCALE, KQ_ZP);
-	mcp_graph_case_node(&g, MCP_OP_DEQUANT_I8, MCP_GRAPH_ENGINE_CPU, 1, 1, 3, 4);
-	mcp_graph_case_quant(&g, 2, KQ_SCALE, KQ_ZP);
+	build_big(&g);
 	ASSERT_EQ(0, create_graph(&self->bos, &g, bo, &c))
 		TH_LOG("reason %u kind %u index %u", c.error_reason, c.error_kind,
 		       c.error_index);
@@ -1189,6 +1194,52 @@ TEST_F_TIMEOUT(graph, kernel_ops_large, 180)
 				}
 	EXPECT_EQ(-1, bad) TH_LOG("tiled element %ld", bad);
 	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
+}
+
+/*
+ * Running kernel jobs stop between slices: a 1 ms deadline fails the big
+ * graph with -ETIMEDOUT, the next execution is fine; closing the fd with
+ * one running signals its fence with an error.
+ */
+TEST_F_TIMEOUT(graph, stop_running_kernel_ops, 180)
+{
+	struct mcp_graph_case_graph g;
+	struct mcp_graph_create c;
+	struct mcp_graph_exec e;
+	struct mcp_graph_status st;
+	struct bos b = { 0 };
+	__u32 bo[4];
+	int fence, ret;
+
+	build_big(&g);
+	ASSERT_EQ(0, create_graph(&self->bos, &g, bo, &c));
+	exec_arg(&e, c.handle, NULL, 0);
+	e.timeout_ms = 1;
+	fence = graph_exec(self->fd, &e);
+	ASSERT_LE(0, fence);
+	EXPECT_EQ(-ETIMEDOUT, fence_finish(fence, 60000));
+	ASSERT_EQ(0, graph_status(self->fd, e.exec_id, NULL, 0, &st));
+	EXPECT_EQ(MCP_GRAPH_STATE_FAILED, st.state);
+	EXPECT_EQ(-ETIMEDOUT, st.result);
+	exec_arg(&e, c.handle, NULL, 0);
+	fence = graph_exec(self->fd, &e);
+	ASSERT_LE(0, fence);
+	EXPECT_EQ(1, fence_finish(fence, 60000));
+	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
+
+	b.fd = mcp_open();
+	ASSERT_LE(0, b.fd);
+	build_big(&g);
+	ASSERT_EQ(0, create_graph(&b, &g, bo, &c));
+	for (int i = 0; i < b.n; i++)
+		munmap(b.m[i].p, b.m[i].len);
+	exec_arg(&e, c.handle, NULL, 0);
+	fence = graph_exec(b.fd, &e);
+	ASSERT_LE(0, fence);
+	close(b.fd);
+	ret = fence_finish(fence, 60000);
+	EXPECT_GT(0, ret) TH_LOG("status %d", ret);
+	EXPECT_NE(-9999, ret) TH_LOG("fence not signalled");
 }
 
 /* The table's QUANT -> COPY -> TILE16 (I8) -> DEQUANT chain, run. */
