@@ -1945,6 +1945,47 @@ TEST_F_TIMEOUT(graph, in_fence_from_dma, 60)
 	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
 }
 
+/*
+ * The table's in-place ordering case run: node 0 COPY t1 -> t2, node 1
+ * ADD (t1, t2) -> t1 in place.  Index order (0 then 1) gives t1 = 2 x;
+ * the data edge alone (node 1 writes what node 0 reads) would run node 1
+ * first and leave t1 = x + 0.
+ */
+TEST_F_TIMEOUT(graph, inplace_order_runs, 60)
+{
+	struct mcp_graph_case_graph g;
+	struct mcp_graph_create c;
+	struct mcp_graph_exec e;
+	struct mcp_graph_node_status ns[2];
+	struct mcp_graph_status st;
+	struct worker w;
+	float *t1, *t2;
+	__u32 bo[1];
+	int fence;
+
+	mcp_graph_case_init(&g);
+	mcp_gc_valid_inplace_order(&g);
+	ASSERT_EQ(0, create_graph(&self->bos, &g, bo, &c));
+	t1 = bos_ptr(&self->bos, bo[0], 64);
+	t2 = bos_ptr(&self->bos, bo[0], 128);
+	for (int i = 0; i < 16; i++)
+		t1[i] = (float)(i + 1);
+	worker_init(&w, self->fd, &self->bos, -1);
+	ASSERT_EQ(0, worker_start(&w));
+	exec_arg(&e, c.handle, NULL, 0);
+	fence = graph_exec(self->fd, &e);
+	ASSERT_LE(0, fence);
+	EXPECT_EQ(1, fence_finish(fence, 10000));
+	worker_stop(&w);
+	for (int i = 0; i < 16; i++) {
+		EXPECT_EQ((float)(i + 1), t2[i]) TH_LOG("t2[%d]", i);
+		EXPECT_EQ((float)(2 * (i + 1)), t1[i]) TH_LOG("t1[%d]", i);
+	}
+	ASSERT_EQ(0, graph_status(self->fd, e.exec_id, ns, 2, &st));
+	EXPECT_LE(ns[0].end_ns, ns[1].start_ns);
+	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
+}
+
 /* A failed in-fence fails the execution before any node runs. */
 TEST_F_TIMEOUT(graph, in_fence_error_fails_exec, 60)
 {
