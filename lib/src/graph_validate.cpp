@@ -307,21 +307,21 @@ std::optional<GraphError> Validator::tensor(std::uint32_t i)
 					     " is not on a 64-byte line");
 
 	const auto bytes = tensor_bytes(t);
-	std::uint64_t padded = 0, end = 0;
+	std::uint64_t padded = 0;
 
-	if (!bytes || __builtin_add_overflow(*bytes, std::uint64_t{MCP_GRAPH_ALIGN - 1}, &padded) ||
-	    __builtin_add_overflow(t.offset, padded & ~std::uint64_t{MCP_GRAPH_ALIGN - 1}, &end))
+	if (!bytes || __builtin_add_overflow(*bytes, std::uint64_t{MCP_GRAPH_ALIGN - 1}, &padded))
 		return fail(R::tensor, K, i, "its size " + detail::dims_text(dims_of(t)) +
-					     " (plus its offset) overflows 64 bits");
+					     " overflows 64 bits");
 	padded &= ~std::uint64_t{MCP_GRAPH_ALIGN - 1};
 	if (!range_ok(g_, t.name_offset, t.name_len))
 		return fail(R::range, K, i, "its name is outside the blob");
 
+	// offset + padded may overflow: a tensor past any buffer, BOUNDS.
 	const auto &b = g_.buffers[t.buffer];
-	if (end > b.length) {
+	if (padded > b.length || t.offset > b.length - padded) {
 		const auto bname = blob_text(g_, b.name_offset, b.name_len);
-		return fail(R::bounds, K, i, "bytes " + std::to_string(t.offset) + ".." +
-					     std::to_string(end) + " (padded to 64) are past the end of buffer " +
+		return fail(R::bounds, K, i, "bytes " + std::to_string(t.offset) + " + " +
+					     std::to_string(padded) + " (padded to 64) are past the end of buffer " +
 					     std::to_string(t.buffer) +
 					     (bname.empty() ? "" : " '" + std::string(bname) + "'") +
 					     " (" + std::to_string(b.length) + " bytes)");

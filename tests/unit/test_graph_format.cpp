@@ -188,6 +188,15 @@ Test(graph_format, validate_reports_rules)
 	cr_expect_eq(e->kind, mcp::GraphErrorKind::tensor);
 	cr_expect_eq(e->index, 1u);
 
+	// An offset whose sum with the size wraps is out of bounds, as in
+	// the kernel, not a size overflow.
+	def = small_graph();
+	def.tensors[2].offset = UINT64_MAX - 63;
+	e = def.validate();
+	cr_assert(e.has_value());
+	cr_expect_eq(e->reason, mcp::GraphErrorReason::bounds);
+	cr_expect_eq(e->index, 2u);
+
 	def = small_graph();
 	e = def.validate(mcp::GraphLimits{3, 16384, 1U << 20});
 	cr_assert(e.has_value());
