@@ -744,5 +744,7 @@ MCP_EXPORT const char *mcp_place_origin_name(uint32_t origin);
 #include <mcp/dma.h>
 /* Inference graph definitions (Documentation/graphs.rst). */
 #include <mcp/graph.h>
+/* The graph runtime: workers, loaded graphs, executions (Documentation/libmcp.rst). */
+#include <mcp/runtime.h>
 
 #endif /* MCP_MCP_H */

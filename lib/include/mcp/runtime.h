@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libmcp: the C API of the graph runtime (mcp::Runtime of
+ * <mcp/runtime.hpp>): worker threads that run a context's compute
+ * operators, graphs loaded into the kernel, executions and their status.
+ * Included by <mcp/mcp.h>; same conventions: 0 or a negative errno,
+ * mcp_strerror_last() for the sentence.  Documentation/libmcp.rst, "Graph
+ * runtime".
+ */
+#ifndef MCP_RUNTIME_H
+#define MCP_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mcp/dma.h>
+#include <mcp/graph.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A runtime: its worker threads on one DMA context.  Opaque. */
+struct mcp_runtime;
+/* A graph loaded into the kernel with its buffers.  Opaque. */
+struct mcp_loaded_graph;
+
+/**
+ * struct mcp_runtime_opts - how many workers where
+ * @size:	in: sizeof(struct mcp_runtime_opts)
+ * @workers_per_node: 0: 1
+ * @nodes:	kernel node ids to start workers on; NULL: every node with CPUs
+ * @n_nodes:	entries at @nodes
+ */
+struct mcp_runtime_opts {
+	uint32_t size;
+	uint32_t workers_per_node;
+	const uint32_t *nodes;
+	uint32_t n_nodes;
+	uint32_t reserved;
+};
+
+/*
+ * mcp_runtime_new() - start the workers on @dma (@opts NULL: defaults).
+ * The runtime keeps its own reference to the context.  Return: 0,
+ * -EOPNOTSUPP (module without graphs), -EINVAL, -ENOMEM...
+ */
+MCP_EXPORT int mcp_runtime_new(struct mcp_dma *dma, const struct mcp_runtime_opts *opts,
+			       struct mcp_runtime **out);
+/* mcp_runtime_free() - stop the workers (NULL is fine); after every graph's last execution. */
+MCP_EXPORT void mcp_runtime_free(struct mcp_runtime *rt);
+/* mcp_runtime_worker_count() - worker threads running; 0 for NULL. */
+MCP_EXPORT uint32_t mcp_runtime_worker_count(const struct mcp_runtime *rt);
+
+/*
+ * mcp_runtime_load() - create one buffer per buffer index of @graph, fill
+ * those with an init, create the graph in the kernel.  A refused graph
+ * gives -EINVAL with @err (NULL is fine) filled with the kernel's reason,
+ * kind and index.
+ */
+MCP_EXPORT int mcp_runtime_load(struct mcp_runtime *rt, const struct mcp_graph_def *graph,
+				struct mcp_loaded_graph **out, struct mcp_graph_invalid *err);
+/* mcp_loaded_graph_free() - destroy the graph and its buffers (NULL is fine). */
+MCP_EXPORT void mcp_loaded_graph_free(struct mcp_loaded_graph *lg);
+/* mcp_loaded_graph_handle() - its handle on the context; 0 for NULL. */
+MCP_EXPORT uint32_t mcp_loaded_graph_handle(const struct mcp_loaded_graph *lg);
+/*
+ * mcp_loaded_graph_buffer() - the memory of buffer @index (bound at load),
+ * mapped: *@data, *@len its length.  Valid until mcp_loaded_graph_free().
+ * Return: 0, -EINVAL (no such index).
+ */
+MCP_EXPORT int mcp_loaded_graph_buffer(struct mcp_loaded_graph *lg, uint32_t index, void **data,
+				       uint64_t *len);
+/* The same by buffer name; -ENOENT when no buffer has that name. */
+MCP_EXPORT int mcp_loaded_graph_buffer_by_name(struct mcp_loaded_graph *lg, const char *name,
+					       void **data, uint64_t *len);
+
+/* One buffer index rebound for one execution. */
+struct mcp_graph_bind {
+	uint32_t buffer;		/* index in the graph's buffer table */
+	uint32_t reserved;
+	struct mcp_buffer *with;	/* a buffer of the runtime's context */
+};
+
+/**
+ * struct mcp_exec_opts - one execution
+ * @size:	in: sizeof(struct mcp_exec_opts)
+ * @timeout_ms:	0: the module's exec_timeout_ms
+ * @in_fence:	start after it signals; NULL: at once
+ */
+struct mcp_exec_opts {
+	uint32_t size;
+	uint32_t timeout_ms;
+	const struct mcp_fence *in_fence;
+};
+
+/*
+ * mcp_runtime_execute() - submit @lg with @n_binds bindings (@binds may be
+ * NULL when 0) and @opts (NULL: defaults).  *@exec_id gets the execution's
+ * id, *@fence (NULL: not wanted) its out-fence, freed with
+ * mcp_fence_free().
+ */
+MCP_EXPORT int mcp_runtime_execute(struct mcp_runtime *rt, struct mcp_loaded_graph *lg,
+				   const struct mcp_graph_bind *binds, uint32_t n_binds,
+				   const struct mcp_exec_opts *opts, uint64_t *exec_id,
+				   struct mcp_fence **fence);
+
+/* enum mcp_graph_state */
+#define MCP_EXEC_QUEUED		0
+#define MCP_EXEC_RUNNING	1
+#define MCP_EXEC_DONE		2
+#define MCP_EXEC_FAILED		3
+
+/* One node of one execution (the kernel's struct mcp_graph_node_status). */
+struct mcp_exec_node {
+	uint32_t engine;	/* MCP_GRAPH_CLASS_* that ran it */
+	int32_t numa_node;	/* -1: did not run */
+	int32_t result;		/* 0 or a negative errno; -ECANCELED: skipped */
+	int32_t worker_tid;
+	uint64_t start_ns;	/* CLOCK_MONOTONIC, 0: did not start */
+	uint64_t end_ns;
+};
+
+/**
+ * struct mcp_exec_status - what MCP_IOC_GRAPH_STATUS says
+ * @size:	in: sizeof(struct mcp_exec_status)
+ * @state:	MCP_EXEC_*
+ * @result:	0 or the execution's negative errno
+ * @failed_node: first node that failed, -1: none
+ * @n_nodes:	the graph's node count
+ * @submit_ns:	CLOCK_MONOTONIC of submission
+ * @end_ns:	of its end, 0 while it runs
+ */
+struct mcp_exec_status {
+	uint32_t size;
+	uint32_t state;
+	int32_t result;
+	int32_t failed_node;
+	uint32_t n_nodes;
+	uint32_t reserved;
+	uint64_t submit_ns;
+	uint64_t end_ns;
+};
+
+/*
+ * mcp_runtime_status() - the status of @exec_id; @nodes (NULL: none
+ * wanted) gets min(@cap, n_nodes) entries.  -ENOENT once too old.
+ */
+MCP_EXPORT int mcp_runtime_status(struct mcp_runtime *rt, uint64_t exec_id,
+				  struct mcp_exec_status *status, struct mcp_exec_node *nodes,
+				  uint32_t cap);
+
+/*
+ * mcp_runtime_run_inline() - run @graph in the calling thread with the
+ * same operators (the reference): @buffers[i] is buffer i's memory,
+ * @n_buffers the graph's buffer count, each at least the buffer's length.
+ * Return: 0, -EINVAL (invalid graph or an operator refused its shapes:
+ * the message names the node).
+ */
+MCP_EXPORT int mcp_runtime_run_inline(const struct mcp_graph_def *graph, void *const *buffers,
+				      uint32_t n_buffers);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MCP_RUNTIME_H */

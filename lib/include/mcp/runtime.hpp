@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// libmcp: the graph runtime (C++).  mcp::Runtime starts NUMA-pinned worker
+// threads that run the compute operators of a context's graphs
+// (MCP_IOC_WORKER_REGISTER, MCP_IOC_JOB_DONE), loads GraphDefs into the
+// kernel (MCP_IOC_GRAPH_CREATE) and executes them (MCP_IOC_GRAPH_EXEC,
+// _STATUS).  Include it after (or instead of) <mcp/mcp.hpp>, which it
+// includes.  Documentation/libmcp.rst,
+// "Graph runtime", has the long form.
+#ifndef MCP_RUNTIME_HPP
+#define MCP_RUNTIME_HPP
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <mcp/dma.hpp>
+#include <mcp/graph.hpp>
+#include <mcp/runtime.h>
+
+namespace mcp {
+
+namespace detail {
+struct RuntimeState;
+}
+
+struct RuntimeOptions {
+	unsigned workers_per_node = 1;
+	// Kernel node ids to start workers on; empty: every node with CPUs.
+	std::vector<unsigned> nodes;
+};
+
+// One worker thread of a Runtime.
+struct WorkerInfo {
+	int node = -1;		// the NUMA node it serves
+	int tid = 0;		// its thread id (gettid)
+	std::uint64_t jobs = 0;	// jobs it ran
+	std::uint64_t failed = 0;	// of which reported with an error
+};
+
+// A GraphDef loaded into the kernel: its handle and one Buffer per buffer
+// index (filled from GraphInit where given).  Move-only; destruction
+// destroys the handle (executions in flight run to their end) and the
+// buffers.
+class MCP_EXPORT LoadedGraph {
+public:
+	LoadedGraph() noexcept;
+	LoadedGraph(LoadedGraph &&other) noexcept;
+	LoadedGraph &operator=(LoadedGraph &&other) noexcept;
+	LoadedGraph(const LoadedGraph &) = delete;
+	LoadedGraph &operator=(const LoadedGraph &) = delete;
+	~LoadedGraph();
+
+	bool is_valid() const noexcept { return handle_ != 0; }
+	explicit operator bool() const noexcept { return is_valid(); }
+	std::uint32_t handle() const noexcept { return handle_; }
+	const GraphDef &def() const noexcept { return def_; }
+	// The buffer bound at create to index @index; Error(EINVAL) if none.
+	Buffer &buffer(std::uint32_t index);
+	// The buffer of the graph's buffer named @name; Error(ENOENT) if none.
+	Buffer &buffer(std::string_view name);
+
+private:
+	friend class Runtime;
+	void reset() noexcept;
+
+	std::shared_ptr<detail::RuntimeState> state_;
+	std::uint32_t handle_ = 0;
+	GraphDef def_;
+	std::vector<Buffer> buffers_;
+};
+
+// Buffer index @buffer of the graph replaced by @with for one execution.
+struct GraphBinding {
+	std::uint32_t buffer = 0;
+	Buffer *with = nullptr;	// mapped for the workers (data())
+};
+
+struct ExecOptions {
+	// Cancelled with ETIMEDOUT this long after submission; 0: the
+	// module's exec_timeout_ms.
+	std::chrono::milliseconds timeout{0};
+	const Fence *in_fence = nullptr;	// start after it signals
+};
+
+// A submitted execution: its id (for Runtime::status) and its out-fence.
+struct Execution {
+	std::uint64_t exec_id = 0;
+	Fence fence;
+};
+
+enum class ExecState : std::uint32_t { queued = 0, running = 1, done = 2, failed = 3 };
+// "queued", "running", "done", "failed"; "unknown" otherwise.
+MCP_EXPORT const char *to_string(ExecState state) noexcept;
+
+// One node of one execution (struct mcp_graph_node_status).
+struct NodeStatus {
+	EngineClass engine = EngineClass::cpu;
+	int numa_node = -1;	// -1: it did not run
+	int result = 0;		// 0 or a negative errno (-ECANCELED: skipped)
+	int worker_tid = 0;
+	std::uint64_t start_ns = 0;	// CLOCK_MONOTONIC; 0: did not start
+	std::uint64_t end_ns = 0;
+
+	std::uint64_t duration_ns() const noexcept
+	{
+		return end_ns > start_ns && start_ns ? end_ns - start_ns : 0;
+	}
+};
+
+struct ExecStatus {
+	std::uint64_t exec_id = 0;
+	ExecState state = ExecState::queued;
+	int result = 0;		// 0 or the execution's negative errno
+	int failed_node = -1;	// first node that failed, -1: none
+	std::uint32_t graph = 0;
+	std::uint64_t submit_ns = 0;
+	std::uint64_t end_ns = 0;	// 0 while it runs
+	std::vector<NodeStatus> nodes;
+};
+
+// The graph runtime of one context.  Move-only; destruction stops the
+// workers (a job being run is finished and reported first) and must come
+// after every LoadedGraph's last execution has ended.
+class MCP_EXPORT Runtime {
+public:
+	// Starts the workers on @ctx (the host context or a device's).  Throws
+	// mcp::Error: EOPNOTSUPP (module without graphs), EINVAL (a node id
+	// without CPUs, workers_per_node 0).
+	explicit Runtime(const Dma &ctx, const RuntimeOptions &options = {});
+	Runtime(Runtime &&) noexcept;
+	Runtime &operator=(Runtime &&) noexcept;
+	Runtime(const Runtime &) = delete;
+	Runtime &operator=(const Runtime &) = delete;
+	~Runtime();
+
+	const Dma &context() const noexcept;
+	// The workers, with what they did so far.
+	std::vector<WorkerInfo> workers() const;
+
+	// Creates one Buffer per buffer index (on the caller's node), fills
+	// those with a GraphInit, and creates the graph.  Throws GraphInvalid
+	// with the kernel's reason, kind and index for a refused graph, else
+	// mcp::Error.
+	LoadedGraph load(const GraphDef &def);
+	// Submits one execution.  Bindings replace buffers for this execution
+	// only; their Buffers must be of this context, outlive the execution
+	// and be at least the buffer's length.
+	Execution execute(LoadedGraph &graph, std::span<const GraphBinding> bindings = {},
+			  const ExecOptions &options = {});
+	// MCP_IOC_GRAPH_STATUS of @exec_id.  Error(ENOENT) once it is older
+	// than the module's exec_history_len.
+	ExecStatus status(std::uint64_t exec_id) const;
+	// execute(), wait for the fence (at most the execution's time-out plus
+	// a second; forever without one), status().
+	ExecStatus run(LoadedGraph &graph, std::span<const GraphBinding> bindings = {},
+		       const ExecOptions &options = {});
+
+	// Runs @def in the calling thread, node by node in topological order,
+	// with the workers' operators and the kernel's data-movement
+	// operators done in C++: the reference and benchmark baseline.
+	// @buffers[i] is buffer i's memory, at least its length.  Throws
+	// GraphInvalid for an invalid graph, Error(EINVAL) naming the node
+	// when an operator refuses its shapes.
+	static void run_inline(const GraphDef &def, std::span<const std::span<std::byte>> buffers);
+
+private:
+	std::shared_ptr<detail::RuntimeState> state_;
+};
+
+// The sentence for a failed execution status @status of graph @def:
+// "node 3 (matmul 'q_proj') failed: Invalid argument", "timed out", ...
+MCP_EXPORT std::string exec_failure_message(const ExecStatus &status, const GraphDef &def);
+
+} // namespace mcp
+
+#endif // MCP_RUNTIME_HPP

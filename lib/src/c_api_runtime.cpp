@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The C API of the graph runtime (<mcp/runtime.h>) over mcp::Runtime and
+// mcp::LoadedGraph.  Graph definitions cross through their binary form
+// (mcp_graph_serialize), so this file needs nothing of the graph C API's
+// internals.  No exception crosses this boundary.
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "runtime_internal.hpp"
+
+struct mcp_runtime {
+	mcp::Runtime rt;
+};
+
+struct mcp_loaded_graph {
+	mcp::LoadedGraph graph;
+};
+
+namespace {
+
+int rt_fail(int errnum, const char *msg) noexcept
+{
+	return mcp::detail::c_api_fail(errnum, msg);
+}
+
+void fill_invalid(struct mcp_graph_invalid *err, const mcp::GraphError &e) noexcept
+{
+	if (!err || err->size < sizeof(*err))
+		return;
+	err->reason = static_cast<std::uint32_t>(e.reason);
+	err->kind = static_cast<std::uint32_t>(e.kind);
+	err->index = e.index;
+	std::snprintf(err->message, sizeof(err->message), "%s", e.message.c_str());
+}
+
+// Runs @fn, translating exceptions into a negative errno; a GraphInvalid
+// also fills @invalid.
+template <typename Fn>
+int rt_guard(Fn &&fn, struct mcp_graph_invalid *invalid = nullptr) noexcept
+{
+	try {
+		fn();
+		return 0;
+	} catch (const mcp::GraphInvalid &e) {
+		fill_invalid(invalid, e.error());
+		return rt_fail(e.errnum(), e.what());
+	} catch (const mcp::Error &e) {
+		return rt_fail(e.errnum(), e.what());
+	} catch (const std::bad_alloc &) {
+		return rt_fail(ENOMEM, "out of memory");
+	} catch (const std::exception &e) {
+		return rt_fail(EIO, e.what());
+	} catch (...) {
+		return rt_fail(EIO, "unexpected internal error in libmcp");
+	}
+}
+
+// The C++ definition of @graph, through its binary form.
+mcp::GraphDef graph_def(const struct mcp_graph_def *graph)
+{
+	std::size_t len = 0;
+	int ret = mcp_graph_serialize(graph, nullptr, 0, &len);
+
+	if (ret != 0 && ret != -ENOSPC)
+		throw mcp::Error(-ret, std::string("the graph cannot be encoded: ") + mcp_strerror_last());
+	std::vector<std::byte> bytes(len);
+	ret = mcp_graph_serialize(graph, bytes.data(), bytes.size(), &len);
+	if (ret != 0)
+		throw mcp::Error(-ret, std::string("the graph cannot be encoded: ") + mcp_strerror_last());
+	return mcp::GraphDef::parse(bytes);
+}
+
+mcp::ExecStatus status_of(struct mcp_runtime *rt, std::uint64_t exec_id)
+{
+	return rt->rt.status(exec_id);
+}
+
+} // namespace
+
+extern "C" {
+
+int mcp_runtime_new(struct mcp_dma *dma, const struct mcp_runtime_opts *opts,
+		    struct mcp_runtime **out)
+{
+	if (!dma || !out || (opts && opts->size < sizeof(*opts)) ||
+	    (opts && opts->n_nodes && !opts->nodes))
+		return rt_fail(EINVAL, "mcp_runtime_new: dma or out is NULL, opts->size is too small or "
+				       "opts->nodes is NULL with n_nodes > 0");
+	return rt_guard([&] {
+		mcp::RuntimeOptions o;
+		if (opts) {
+			if (opts->workers_per_node)
+				o.workers_per_node = opts->workers_per_node;
+			o.nodes.assign(opts->nodes, opts->nodes + opts->n_nodes);
+		}
+		auto handle = std::make_unique<mcp_runtime>(mcp_runtime{mcp::Runtime(dma->dma, o)});
+		*out = handle.release();
+	});
+}
+
+void mcp_runtime_free(struct mcp_runtime *rt)
+{
+	delete rt;
+}
+
+uint32_t mcp_runtime_worker_count(const struct mcp_runtime *rt)
+{
+	if (!rt)
+		return 0;
+	try {
+		return static_cast<uint32_t>(rt->rt.workers().size());
+	} catch (...) {
+		return 0;
+	}
+}
+
+int mcp_runtime_load(struct mcp_runtime *rt, const struct mcp_graph_def *graph,
+		     struct mcp_loaded_graph **out, struct mcp_graph_invalid *err)
+{
+	if (!rt || !graph || !out)
+		return rt_fail(EINVAL, "mcp_runtime_load: rt, graph or out is NULL");
+	if (err && err->size >= sizeof(*err)) {
+		err->reason = MCP_GRAPH_ERROR_NONE;
+		err->kind = 0;
+		err->index = 0;
+		err->message[0] = '\0';
+	}
+	return rt_guard(
+		[&] {
+			auto handle = std::make_unique<mcp_loaded_graph>();
+			handle->graph = rt->rt.load(graph_def(graph));
+			*out = handle.release();
+		},
+		err);
+}
+
+void mcp_loaded_graph_free(struct mcp_loaded_graph *lg)
+{
+	delete lg;
+}
+
+uint32_t mcp_loaded_graph_handle(const struct mcp_loaded_graph *lg)
+{
+	return lg ? lg->graph.handle() : 0;
+}
+
+int mcp_loaded_graph_buffer(struct mcp_loaded_graph *lg, uint32_t index, void **data,
+			    uint64_t *len)
+{
+	if (!lg || !data || !len)
+		return rt_fail(EINVAL, "mcp_loaded_graph_buffer: lg, data or len is NULL");
+	return rt_guard([&] {
+		mcp::Buffer &b = lg->graph.buffer(index);
+		*data = b.data().data();
+		*len = lg->graph.def().buffers[index].length;
+	});
+}
+
+int mcp_loaded_graph_buffer_by_name(struct mcp_loaded_graph *lg, const char *name, void **data,
+				    uint64_t *len)
+{
+	if (!lg || !name || !data || !len)
+		return rt_fail(EINVAL, "mcp_loaded_graph_buffer_by_name: an argument is NULL");
+	std::optional<std::uint32_t> index = lg->graph.def().find_buffer(name);
+	if (!index)
+		return rt_fail(ENOENT, (std::string("the graph has no buffer named '") + name + "'").c_str());
+	return mcp_loaded_graph_buffer(lg, *index, data, len);
+}
+
+int mcp_runtime_execute(struct mcp_runtime *rt, struct mcp_loaded_graph *lg,
+			const struct mcp_graph_bind *binds, uint32_t n_binds,
+			const struct mcp_exec_opts *opts, uint64_t *exec_id, struct mcp_fence **fence)
+{
+	if (!rt || !lg || !exec_id || (n_binds && !binds) || (opts && opts->size < sizeof(*opts)))
+		return rt_fail(EINVAL, "mcp_runtime_execute: rt, lg or exec_id is NULL, binds is NULL "
+				       "with n_binds > 0, or opts->size is too small");
+	return rt_guard([&] {
+		std::vector<mcp::GraphBinding> b;
+		for (uint32_t i = 0; i < n_binds; i++)
+			b.push_back({binds[i].buffer, binds[i].with ? &binds[i].with->buf : nullptr});
+		mcp::ExecOptions o;
+		if (opts) {
+			o.timeout = std::chrono::milliseconds(opts->timeout_ms);
+			if (opts->in_fence)
+				o.in_fence = &opts->in_fence->fence;
+		}
+		auto handle = fence ? std::make_unique<mcp_fence>() : nullptr;
+		mcp::Execution e = rt->rt.execute(lg->graph, b, o);
+		*exec_id = e.exec_id;
+		if (fence) {
+			handle->fence = std::move(e.fence);
+			*fence = handle.release();
+		}
+	});
+}
+
+int mcp_runtime_status(struct mcp_runtime *rt, uint64_t exec_id, struct mcp_exec_status *status,
+		       struct mcp_exec_node *nodes, uint32_t cap)
+{
+	if (!rt || !status || status->size < sizeof(*status) || (cap && !nodes))
+		return rt_fail(EINVAL, "mcp_runtime_status: rt or status is NULL, status->size is too "
+				       "small, or nodes is NULL with cap > 0");
+	return rt_guard([&] {
+		mcp::ExecStatus s = status_of(rt, exec_id);
+		status->state = static_cast<uint32_t>(s.state);
+		status->result = s.result;
+		status->failed_node = s.failed_node;
+		status->n_nodes = static_cast<uint32_t>(s.nodes.size());
+		status->submit_ns = s.submit_ns;
+		status->end_ns = s.end_ns;
+		for (uint32_t i = 0; i < cap && i < s.nodes.size(); i++) {
+			const mcp::NodeStatus &n = s.nodes[i];
+			nodes[i] = {static_cast<uint32_t>(n.engine), n.numa_node, n.result,
+				    n.worker_tid, n.start_ns, n.end_ns};
+		}
+	});
+}
+
+int mcp_runtime_run_inline(const struct mcp_graph_def *graph, void *const *buffers,
+			   uint32_t n_buffers)
+{
+	if (!graph || (n_buffers && !buffers))
+		return rt_fail(EINVAL, "mcp_runtime_run_inline: graph or buffers is NULL");
+	return rt_guard([&] {
+		mcp::GraphDef def = graph_def(graph);
+		std::vector<std::span<std::byte>> spans;
+		for (uint32_t i = 0; i < n_buffers && i < def.buffers.size(); i++)
+			spans.emplace_back(static_cast<std::byte *>(buffers[i]), def.buffers[i].length);
+		if (n_buffers != def.buffers.size())
+			throw mcp::Error(EINVAL, "mcp_runtime_run_inline: " + std::to_string(n_buffers) +
+							 " buffers given for a graph of " +
+							 std::to_string(def.buffers.size()));
+		mcp::Runtime::run_inline(def, spans);
+	});
+}
+
+} // extern "C"

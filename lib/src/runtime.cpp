@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// mcp::Runtime and mcp::LoadedGraph: graphs loaded into the kernel
+// (MCP_IOC_GRAPH_CREATE / _DESTROY), executed (MCP_IOC_GRAPH_EXEC) and
+// inspected (MCP_IOC_GRAPH_STATUS); the worker threads are in
+// runtime_worker.cpp.
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include <sys/ioctl.h>
+
+#include "runtime_internal.hpp"
+
+static_assert(MCP_EXEC_QUEUED == MCP_GRAPH_STATE_QUEUED &&
+	      MCP_EXEC_RUNNING == MCP_GRAPH_STATE_RUNNING &&
+	      MCP_EXEC_DONE == MCP_GRAPH_STATE_DONE && MCP_EXEC_FAILED == MCP_GRAPH_STATE_FAILED);
+static_assert(sizeof(struct mcp_exec_node) == sizeof(struct mcp_graph_node_status));
+
+namespace mcp {
+
+namespace detail {
+
+std::string runtime_error_message(int errnum, std::string_view context, std::string_view what)
+{
+	if (errnum == ENOTTY)
+		return std::string(what) + " on " +
+		       (context == "host" ? "the host context (/dev/mcp)"
+					  : "device " + std::string(context)) +
+		       " is not supported by the loaded mcp module (no inference graphs): "
+		       "install a newer mcp module";
+	return dma_error_message(errnum, context, what);
+}
+
+std::string node_label(const GraphDef &def, std::uint32_t index)
+{
+	std::string s = "node " + std::to_string(index);
+
+	if (index >= def.nodes.size())
+		return s;
+	const GraphNode &n = def.nodes[index];
+	s += std::string(" (") + to_string(n.op);
+	if (!n.name.empty())
+		s += " '" + n.name + "'";
+	return s + ")";
+}
+
+} // namespace detail
+
+namespace {
+
+std::vector<unsigned> default_nodes(const Topology &topo)
+{
+	std::vector<unsigned> ids;
+
+	for (const Node &n : topo.nodes())
+		if (!n.cpus.empty())
+			ids.push_back(n.id);
+	return ids;
+}
+
+Topology context_topology(const Dma &ctx)
+{
+	// Device fds do not answer MCP_IOC_GET_TOPOLOGY: ask /dev/mcp.
+	if (ctx.is_host())
+		return detail::read_topology(ctx.fd(), "/dev/mcp");
+	return Device::open().topology();
+}
+
+detail::RuntimeState &require(const std::shared_ptr<detail::RuntimeState> &state)
+{
+	if (!state)
+		throw Error(EBADF, "the runtime is not running (moved from)");
+	return *state;
+}
+
+DType init_dtype(const GraphInit &init) noexcept
+{
+	return init.kind == InitKind::uniform_i8 ? DType::i8 : DType::f32;
+}
+
+// The GraphInvalid for the kernel's refusal: the validator's sentence
+// when it finds the same error, else one built from the three fields.
+GraphInvalid kernel_refusal(const GraphDef &def, const struct mcp_graph_create &arg)
+{
+	GraphError e;
+
+	e.reason = static_cast<GraphErrorReason>(arg.error_reason);
+	e.kind = static_cast<GraphErrorKind>(arg.error_kind);
+	e.index = arg.error_index;
+	std::optional<GraphError> mine = def.validate();
+	if (mine && mine->reason == e.reason && mine->kind == e.kind && mine->index == e.index) {
+		e.message = "the kernel refused the graph: " + mine->message;
+		return GraphInvalid(e);
+	}
+	std::string where;
+	switch (e.kind) {
+	case GraphErrorKind::node:
+		where = detail::node_label(def, e.index);
+		break;
+	case GraphErrorKind::buffer:
+		where = "buffer " + std::to_string(e.index);
+		if (e.index < def.buffers.size() && !def.buffers[e.index].name.empty())
+			where += " '" + def.buffers[e.index].name + "'";
+		break;
+	case GraphErrorKind::tensor:
+		where = "tensor " + std::to_string(e.index);
+		if (e.index < def.tensors.size() && !def.tensors[e.index].name.empty())
+			where += " '" + def.tensors[e.index].name + "'";
+		break;
+	default:
+		where = "the header";
+		break;
+	}
+	e.message = "the kernel refused the graph at " + where + ": " + to_string(e.reason) +
+		    (e.reason == GraphErrorReason::engine ? " (no such engine on this context)" : "") +
+		    (e.reason == GraphErrorReason::buffer ? " (a bound buffer is too short)" : "");
+	return GraphInvalid(e);
+}
+
+} // namespace
+
+const char *to_string(ExecState state) noexcept
+{
+	switch (state) {
+	case ExecState::queued:
+		return "queued";
+	case ExecState::running:
+		return "running";
+	case ExecState::done:
+		return "done";
+	case ExecState::failed:
+		return "failed";
+	}
+	return "unknown";
+}
+
+std::string exec_failure_message(const ExecStatus &status, const GraphDef &def)
+{
+	int err = -status.result;
+	std::string why = err == ETIMEDOUT ? "timed out (exec_timeout_ms or the time-out given)"
+				: err ? std::strerror(err) : "no error";
+
+	if (status.state != ExecState::failed)
+		return "execution " + std::to_string(status.exec_id) + " has not failed";
+	if (status.failed_node >= 0) {
+		auto idx = static_cast<std::uint32_t>(status.failed_node);
+		int node_err = idx < status.nodes.size() ? -status.nodes[idx].result : err;
+		return "execution " + std::to_string(status.exec_id) + ": " +
+		       detail::node_label(def, idx) + " failed: " +
+		       (node_err == EINVAL ? "the operator refused its shapes or parameters"
+					   : std::strerror(node_err ? node_err : err));
+	}
+	return "execution " + std::to_string(status.exec_id) + " failed: " + why;
+}
+
+// ---- LoadedGraph ----
+
+LoadedGraph::LoadedGraph() noexcept = default;
+
+LoadedGraph::LoadedGraph(LoadedGraph &&other) noexcept
+	: state_(std::move(other.state_)), handle_(std::exchange(other.handle_, 0)),
+	  def_(std::move(other.def_)), buffers_(std::move(other.buffers_))
+{
+}
+
+LoadedGraph &LoadedGraph::operator=(LoadedGraph &&other) noexcept
+{
+	if (this != &other) {
+		reset();
+		state_ = std::move(other.state_);
+		handle_ = std::exchange(other.handle_, 0);
+		def_ = std::move(other.def_);
+		buffers_ = std::move(other.buffers_);
+	}
+	return *this;
+}
+
+LoadedGraph::~LoadedGraph()
+{
+	reset();
+}
+
+void LoadedGraph::reset() noexcept
+{
+	if (state_ && handle_) {
+		struct mcp_graph_destroy arg = {};
+
+		arg.size = sizeof(arg);
+		arg.handle = handle_;
+		(void)::ioctl(state_->ctx.fd(), MCP_IOC_GRAPH_DESTROY, &arg);
+	}
+	if (state_)
+		for (const Buffer &b : buffers_)
+			state_->registry.remove(b.handle());
+	buffers_.clear();
+	handle_ = 0;
+	state_.reset();
+}
+
+Buffer &LoadedGraph::buffer(std::uint32_t index)
+{
+	if (index >= buffers_.size())
+		throw Error(EINVAL, "the graph has no buffer " + std::to_string(index) + " (it has " +
+					    std::to_string(buffers_.size()) + ")");
+	return buffers_[index];
+}
+
+Buffer &LoadedGraph::buffer(std::string_view name)
+{
+	std::optional<std::uint32_t> index = def_.find_buffer(name);
+
+	if (!index)
+		throw Error(ENOENT, "the graph has no buffer named '" + std::string(name) + "'");
+	return buffer(*index);
+}
+
+// ---- Runtime ----
+
+Runtime::Runtime(const Dma &ctx, const RuntimeOptions &options)
+{
+	if (!ctx)
+		throw Error(EBADF, "the DMA context of the runtime is not open");
+	if (options.workers_per_node == 0)
+		throw Error(EINVAL, "a runtime needs at least one worker per node");
+	Topology topo = context_topology(ctx);
+	std::vector<unsigned> nodes = options.nodes.empty() ? default_nodes(topo) : options.nodes;
+	if (nodes.empty())
+		throw Error(EINVAL, "no NUMA node has online CPUs for the runtime's workers");
+	auto state = std::make_shared<detail::RuntimeState>();
+	state->ctx = ctx;
+	for (unsigned id : nodes) {
+		const Node *n = topo.find(id);
+		if (!n || n->cpus.empty())
+			throw Error(EINVAL, "node " + std::to_string(id) +
+						    (n ? " has no online CPUs" : " is not an online NUMA node") +
+						    ": choose among the nodes 'mcpctl topology' lists");
+		for (unsigned k = 0; k < options.workers_per_node; k++) {
+			auto w = std::make_unique<detail::Worker>();
+			w->node = static_cast<int>(id);
+			w->cpus = n->cpus;
+			state->workers.push_back(std::move(w));
+		}
+	}
+	// OpenBLAS now rather than in the first execution's first MATMUL.
+	(void)detail::blas_available();
+	state->start();
+	state_ = std::move(state);
+}
+
+Runtime::Runtime(Runtime &&) noexcept = default;
+Runtime &Runtime::operator=(Runtime &&) noexcept = default;
+Runtime::~Runtime() = default;
+
+const Dma &Runtime::context() const noexcept
+{
+	static const Dma none;
+
+	return state_ ? state_->ctx : none;
+}
+
+std::vector<WorkerInfo> Runtime::workers() const
+{
+	std::vector<WorkerInfo> out;
+
+	for (const auto &w : require(state_).workers)
+		out.push_back({w->node, w->tid.load(), w->jobs.load(), w->failed.load()});
+	return out;
+}
+
+LoadedGraph Runtime::load(const GraphDef &def)
+{
+	detail::RuntimeState &state = require(state_);
+	std::vector<std::byte> bytes = def.serialize();
+	LoadedGraph g;
+
+	g.state_ = state_;
+	g.def_ = def;
+	std::vector<std::uint32_t> handles;
+	for (const GraphBuffer &b : def.buffers) {
+		Buffer buf = Buffer::create(state.ctx, b.length);
+		std::span<std::byte> memory = buf.data();
+		if (b.init)
+			fill(*b.init, init_dtype(*b.init), memory.first(b.length));
+		handles.push_back(buf.handle());
+		state.registry.add(buf.handle(), memory);
+		g.buffers_.push_back(std::move(buf));
+	}
+	struct mcp_graph_create arg = {};
+	arg.size = sizeof(arg);
+	arg.graph = reinterpret_cast<std::uintptr_t>(bytes.data());
+	arg.graph_len = bytes.size();
+	arg.handles = reinterpret_cast<std::uintptr_t>(handles.data());
+	arg.n_handles = static_cast<std::uint32_t>(handles.size());
+	if (::ioctl(state.ctx.fd(), MCP_IOC_GRAPH_CREATE, &arg) != 0) {
+		int err = errno;
+		if (err == EINVAL && arg.error_reason != MCP_GRAPH_OK)
+			throw kernel_refusal(def, arg);
+		throw Error(err, detail::runtime_error_message(err, state.ctx.name(),
+							       "MCP_IOC_GRAPH_CREATE"));
+	}
+	g.handle_ = arg.handle;
+	state.status_nodes = std::max<std::uint32_t>(state.status_nodes,
+						     static_cast<std::uint32_t>(def.nodes.size()));
+	return g;
+}
+
+Execution Runtime::execute(LoadedGraph &graph, std::span<const GraphBinding> bindings,
+			   const ExecOptions &options)
+{
+	detail::RuntimeState &state = require(state_);
+	std::vector<struct mcp_graph_binding> raw;
+
+	if (!graph)
+		throw Error(EINVAL, "the graph is not loaded");
+	if (graph.state_ != state_)
+		throw Error(EINVAL, "the graph was loaded by another runtime");
+	for (const GraphBinding &b : bindings) {
+		if (!b.with || !*b.with)
+			throw Error(EINVAL, "binding of buffer " + std::to_string(b.buffer) +
+						    " has no buffer");
+		if (b.with->context().fd() != state.ctx.fd())
+			throw Error(EINVAL, "binding of buffer " + std::to_string(b.buffer) +
+						    " is a buffer of another context");
+		state.registry.add(b.with->handle(), b.with->data());
+		raw.push_back({b.buffer, b.with->handle()});
+	}
+	struct mcp_graph_exec arg = {};
+	arg.size = sizeof(arg);
+	arg.graph = graph.handle();
+	arg.in_fence = -1;
+	if (options.in_fence) {
+		arg.flags |= MCP_GRAPH_EXEC_IN_FENCE;
+		arg.in_fence = options.in_fence->fd();
+	}
+	arg.bindings = reinterpret_cast<std::uintptr_t>(raw.data());
+	arg.n_bindings = static_cast<std::uint32_t>(raw.size());
+	arg.timeout_ms = static_cast<std::uint32_t>(options.timeout.count());
+	arg.out_fence = -1;
+	if (::ioctl(state.ctx.fd(), MCP_IOC_GRAPH_EXEC, &arg) != 0) {
+		int err = errno;
+		std::string what = "MCP_IOC_GRAPH_EXEC of graph " + std::to_string(graph.handle());
+		if (err == EINVAL && !raw.empty())
+			what += " (a binding names no buffer index, twice the same, or a buffer "
+				"shorter than the graph's)";
+		throw Error(err, detail::runtime_error_message(err, state.ctx.name(), what));
+	}
+	return {arg.exec_id, Fence(UniqueFd(arg.out_fence))};
+}
+
+ExecStatus Runtime::status(std::uint64_t exec_id) const
+{
+	detail::RuntimeState &state = require(state_);
+	std::vector<struct mcp_graph_node_status> nodes(std::max<std::uint32_t>(state.status_nodes, 1));
+	struct mcp_graph_status arg = {};
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		arg = {};
+		arg.size = sizeof(arg);
+		arg.exec_id = exec_id;
+		arg.nodes = reinterpret_cast<std::uintptr_t>(nodes.data());
+		arg.n_nodes = static_cast<std::uint32_t>(nodes.size());
+		if (::ioctl(state.ctx.fd(), MCP_IOC_GRAPH_STATUS, &arg) != 0) {
+			int err = errno;
+			throw Error(err, err == ENOENT
+					       ? "execution " + std::to_string(exec_id) +
+							 " is unknown or older than the module's "
+							 "exec_history_len"
+					       : detail::runtime_error_message(err, state.ctx.name(),
+									       "MCP_IOC_GRAPH_STATUS"));
+		}
+		if (arg.n_nodes <= nodes.size())
+			break;
+		nodes.resize(arg.n_nodes);
+	}
+	ExecStatus s;
+	s.exec_id = exec_id;
+	s.state = static_cast<ExecState>(arg.state);
+	s.result = arg.result;
+	s.failed_node = arg.failed_node;
+	s.graph = arg.graph;
+	s.submit_ns = arg.submit_ns;
+	s.end_ns = arg.end_ns;
+	std::uint32_t n = std::min<std::uint32_t>(arg.n_nodes, static_cast<std::uint32_t>(nodes.size()));
+	for (std::uint32_t i = 0; i < n; i++) {
+		const struct mcp_graph_node_status &r = nodes[i];
+		s.nodes.push_back({static_cast<EngineClass>(r.engine), r.numa_node, r.result,
+				   r.worker_tid, r.start_ns, r.end_ns});
+	}
+	return s;
+}
+
+ExecStatus Runtime::run(LoadedGraph &graph, std::span<const GraphBinding> bindings,
+			const ExecOptions &options)
+{
+	Execution e = execute(graph, bindings, options);
+	std::chrono::nanoseconds limit(-1);
+
+	if (options.timeout.count() > 0)
+		limit = options.timeout + std::chrono::seconds(1);
+	FenceResult r = e.fence.wait(limit);
+	if (r.state == FenceState::timed_out)
+		throw Error(ETIMEDOUT, "execution " + std::to_string(e.exec_id) + " of graph " +
+					       std::to_string(graph.handle()) +
+					       " did not end within its time-out");
+	return status(e.exec_id);
+}
+
+} // namespace mcp
