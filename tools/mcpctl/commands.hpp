@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <mcp/mcp.hpp>
+#include <mcp/runtime.hpp>
 
 namespace mcpctl {
 
@@ -269,6 +270,37 @@ nlohmann::ordered_json tensor_json(const mcp::Tensor &t, std::span<const std::by
 std::string format_pool_stat_text(std::string_view path, const mcp::PoolStat &s);
 // The schema is documented in Documentation/tensor-pool.rst.
 nlohmann::ordered_json pool_stat_json(std::string_view path, const mcp::PoolStat &s);
+
+// ---- graph (graph.cpp) ----
+Command add_graph_command(CLI::App &app);
+// `mcpctl graph show`: buffers, tensors, nodes with their successors.
+std::string format_graph_text(const mcp::GraphDef &def, std::uint64_t binary_bytes);
+// The schema is documented in Documentation/mcpctl.rst.
+nlohmann::ordered_json graph_show_json(const mcp::GraphDef &def, std::uint64_t binary_bytes);
+// `mcpctl graph run`: one node over the timed iterations.
+struct GraphRunNode {
+	std::string name;
+	std::string op;
+	std::string engine;		// of the last iteration
+	int numa_node = -1;
+	int worker_tid = 0;
+	std::vector<std::uint64_t> ns;	// its duration in each iteration
+};
+struct GraphRunReport {
+	std::string graph;
+	std::string context;
+	unsigned warmup = 0;
+	std::vector<std::uint64_t> iteration_ns;	// execute to fence, each
+	std::vector<GraphRunNode> nodes;
+	std::vector<mcp::WorkerInfo> workers;
+	bool inline_checked = false;
+	double inline_max_error = 0.0;	// over the f32 output buffers
+	double inline_tolerance = 1e-3;
+	bool inline_ok() const noexcept { return inline_max_error <= inline_tolerance; }
+};
+std::string format_graph_run_text(const GraphRunReport &r);
+// The schema is documented in Documentation/mcpctl.rst.
+nlohmann::ordered_json graph_run_json(const GraphRunReport &r);
 
 } // namespace mcpctl
 

@@ -42,6 +42,7 @@ int main(int argc, char **argv)
 		add_trace_command(app),
 		add_top_command(app),
 		add_pool_command(app),
+		add_graph_command(app),
 	};
 
 	try {

@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// mcpctl graph build|show|run: inference graphs (Documentation/graphs.rst)
+// converted from JSON or the demo, described, and run through the kernel
+// with libmcp's Runtime, with per-iteration and per-node latencies and
+// where each node ran.
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <ostream>
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+#include <mcp/runtime.hpp>
+
+#include "commands.hpp"
+#include "output.hpp"
+
+namespace mcpctl {
+
+namespace {
+
+// MCP_GRAPH_MAGIC of <linux/mcp.h>: "MGPH" little-endian.
+constexpr std::uint32_t graph_magic = 0x4850474dU;
+
+struct GraphArgs {
+	std::string file;
+	std::string demo;
+	std::string output;
+	std::string dev = "host";
+	unsigned iterations = 10;
+	unsigned warmup = 1;
+	unsigned workers_per_node = 1;
+	unsigned timeout_ms = 0;
+	bool check_inline = false;
+	std::vector<std::string> binds;
+	std::vector<std::string> outs;
+	CLI::App *build = nullptr;
+	CLI::App *show = nullptr;
+	CLI::App *run = nullptr;
+} args;
+
+std::vector<std::byte> read_file(const std::string &path)
+{
+	std::ifstream in(path, std::ios::binary);
+
+	if (!in)
+		throw mcp::Error(errno ? errno : ENOENT,
+				 "cannot open '" + path + "': " + std::strerror(errno ? errno : ENOENT));
+	std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+	std::vector<std::byte> bytes(chars.size());
+	std::memcpy(bytes.data(), chars.data(), chars.size());
+	return bytes;
+}
+
+void write_file(const std::string &path, std::span<const std::byte> bytes)
+{
+	std::ofstream out(path, std::ios::binary | std::ios::trunc);
+
+	if (!out)
+		throw mcp::Error(errno ? errno : EACCES,
+				 "cannot create '" + path + "': " + std::strerror(errno ? errno : EACCES));
+	out.write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+	if (!out)
+		throw mcp::Error(EIO, "cannot write '" + path + "'");
+}
+
+// "name=path" -> (name, path); throws mcp::Error(EINVAL).
+std::pair<std::string, std::string> split_assignment(std::string_view text, std::string_view option)
+{
+	std::size_t eq = text.find('=');
+
+	if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size())
+		throw mcp::Error(EINVAL, std::string(option) + " wants NAME=FILE, got '" +
+						 std::string(text) + "'");
+	return {std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
+}
+
+double percentile_us(std::vector<std::uint64_t> ns, double p)
+{
+	if (ns.empty())
+		return 0.0;
+	std::sort(ns.begin(), ns.end());
+	auto idx = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(ns.size())));
+	idx = std::clamp<std::size_t>(idx, 1, ns.size()) - 1;
+	return static_cast<double>(ns[idx]) / 1e3;
+}
+
+std::string flags_text(std::uint32_t flags)
+{
+	std::string s;
+
+	for (auto [bit, name] : {std::pair{mcp::graph_buffer_input, "input"},
+				 std::pair{mcp::graph_buffer_output, "output"},
+				 std::pair{mcp::graph_buffer_const, "const"}})
+		if (flags & bit)
+			s += (s.empty() ? "" : ",") + std::string(name);
+	return s.empty() ? "-" : s;
+}
+
+nlohmann::ordered_json flags_json(std::uint32_t flags)
+{
+	nlohmann::ordered_json a = nlohmann::ordered_json::array();
+	std::string s = flags_text(flags);
+
+	if (s == "-")
+		return a;
+	std::stringstream ss(s);
+	for (std::string item; std::getline(ss, item, ',');)
+		a.push_back(item);
+	return a;
+}
+
+std::string dims_text(const std::vector<std::uint32_t> &dims)
+{
+	std::string s = "[";
+
+	for (std::size_t i = 0; i < dims.size(); i++)
+		s += (i ? " x " : "") + std::to_string(dims[i]);
+	return s + "]";
+}
+
+std::string index_list(const std::vector<std::uint32_t> &v)
+{
+	std::string s;
+
+	for (std::size_t i = 0; i < v.size(); i++)
+		s += (i ? "," : "") + std::to_string(v[i]);
+	return s.empty() ? "-" : s;
+}
+
+// A graph from FILE: binary (starts with the magic) or JSON.
+mcp::GraphDef load_graph_file(const std::string &path)
+{
+	std::vector<std::byte> bytes = read_file(path);
+	std::uint32_t magic = 0;
+
+	if (bytes.size() >= sizeof(magic))
+		std::memcpy(&magic, bytes.data(), sizeof(magic));
+	if (magic == graph_magic)
+		return mcp::GraphDef::parse(bytes);
+	return mcp::GraphDef::from_json(
+		std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size()));
+}
+
+mcp::GraphDef graph_source()
+{
+	if (!args.demo.empty())
+		return mcp::demo_attention_block();
+	return load_graph_file(args.file);
+}
+
+} // namespace
+
+// ---- show ----
+
+std::string format_graph_text(const mcp::GraphDef &def, std::uint64_t binary_bytes)
+{
+	std::string s = fmt::format("graph '{}': {} buffers, {} tensors, {} nodes; {} binary, "
+				    "{} of buffers\n",
+				    def.name, def.buffers.size(), def.tensors.size(), def.nodes.size(),
+				    bytes_text(binary_bytes), bytes_text(def.total_bytes()));
+	s += "\nBUFFER  NAME              LENGTH      FLAGS         INIT\n";
+	for (std::size_t i = 0; i < def.buffers.size(); i++) {
+		const mcp::GraphBuffer &b = def.buffers[i];
+		std::string init = "-";
+		if (b.init)
+			init = fmt::format("{} seed {} scale {}",
+					   b.init->kind == mcp::InitKind::uniform_f32   ? "uniform_f32"
+					   : b.init->kind == mcp::InitKind::uniform_i8 ? "uniform_i8"
+										       : "constant_f32",
+					   b.init->seed, b.init->scale);
+		s += fmt::format("{:<7} {:<17} {:<11} {:<13} {}\n", i, b.name, b.length,
+				 flags_text(b.flags), init);
+	}
+	s += "\nTENSOR  NAME              BUFFER  OFFSET    DTYPE  LAYOUT   DIMS\n";
+	for (std::size_t i = 0; i < def.tensors.size(); i++) {
+		const mcp::GraphTensor &t = def.tensors[i];
+		s += fmt::format("{:<7} {:<17} {:<7} {:<9} {:<6} {:<8} {}\n", i, t.name, t.buffer,
+				 t.offset, mcp::to_string(t.dtype), mcp::to_string(t.layout),
+				 dims_text(t.dims));
+	}
+	std::vector<std::vector<std::uint32_t>> succ = def.successors();
+	s += "\nNODE  NAME                      OP          ENGINE  INPUTS       OUTPUTS  THEN\n";
+	for (std::size_t i = 0; i < def.nodes.size(); i++) {
+		const mcp::GraphNode &n = def.nodes[i];
+		s += fmt::format("{:<5} {:<25} {:<11} {:<7} {:<12} {:<8} {}\n", i, n.name,
+				 mcp::to_string(n.op), mcp::to_string(n.engine), index_list(n.inputs),
+				 index_list(n.outputs), index_list(succ[i]));
+	}
+	return s;
+}
+
+nlohmann::ordered_json graph_show_json(const mcp::GraphDef &def, std::uint64_t binary_bytes)
+{
+	nlohmann::ordered_json j;
+	std::vector<std::vector<std::uint32_t>> succ = def.successors();
+
+	j["name"] = def.name;
+	j["binary_bytes"] = binary_bytes;
+	j["json_bytes"] = def.to_json().size();
+	j["buffer_bytes"] = def.total_bytes();
+	j["buffers"] = nlohmann::ordered_json::array();
+	for (std::size_t i = 0; i < def.buffers.size(); i++) {
+		const mcp::GraphBuffer &b = def.buffers[i];
+		nlohmann::ordered_json e;
+		e["index"] = i;
+		e["name"] = b.name;
+		e["length"] = b.length;
+		e["flags"] = flags_json(b.flags);
+		e["init"] = b.init.has_value();
+		j["buffers"].push_back(e);
+	}
+	j["tensors"] = nlohmann::ordered_json::array();
+	for (std::size_t i = 0; i < def.tensors.size(); i++) {
+		const mcp::GraphTensor &t = def.tensors[i];
+		nlohmann::ordered_json e;
+		e["index"] = i;
+		e["name"] = t.name;
+		e["buffer"] = t.buffer;
+		e["offset"] = t.offset;
+		e["dtype"] = mcp::to_string(t.dtype);
+		e["layout"] = mcp::to_string(t.layout);
+		e["dims"] = t.dims;
+		e["bytes"] = def.tensor_bytes(static_cast<std::uint32_t>(i));
+		j["tensors"].push_back(e);
+	}
+	j["nodes"] = nlohmann::ordered_json::array();
+	j["edges"] = nlohmann::ordered_json::array();
+	for (std::size_t i = 0; i < def.nodes.size(); i++) {
+		const mcp::GraphNode &n = def.nodes[i];
+		nlohmann::ordered_json e;
+		e["index"] = i;
+		e["name"] = n.name;
+		e["op"] = mcp::to_string(n.op);
+		e["engine"] = mcp::to_string(n.engine);
+		e["inplace"] = (n.flags & mcp::graph_node_inplace) != 0;
+		e["inputs"] = n.inputs;
+		e["outputs"] = n.outputs;
+		e["param_bytes"] = n.param.size();
+		j["nodes"].push_back(e);
+		for (std::uint32_t to : succ[i])
+			j["edges"].push_back({i, to});
+	}
+	return j;
+}
+
+// ---- run ----
+
+std::string format_graph_run_text(const GraphRunReport &r)
+{
+	std::string s = fmt::format("graph '{}' on {}: {} nodes, {} workers", r.graph, r.context,
+				    r.nodes.size(), r.workers.size());
+	std::string per_node;
+	for (const mcp::WorkerInfo &w : r.workers)
+		per_node += fmt::format("{}node {} tid {}", per_node.empty() ? "" : ", ", w.node, w.tid);
+	s += " (" + per_node + ")\n";
+	s += fmt::format("{} iterations after {} warm-up: p50 {:.1f} us  p99 {:.1f} us  max {:.1f} us\n",
+			 r.iteration_ns.size(), r.warmup, percentile_us(r.iteration_ns, 50),
+			 percentile_us(r.iteration_ns, 99), percentile_us(r.iteration_ns, 100));
+	if (r.inline_checked)
+		s += fmt::format("inline check: max abs error {:g} over the output buffers ({})\n",
+				 r.inline_max_error, r.inline_ok() ? "ok" : "MISMATCH");
+	s += "\nNODE  NAME                      OP          ENGINE  NUMA  TID     P50(us)   P99(us)   MAX(us)\n";
+	for (std::size_t i = 0; i < r.nodes.size(); i++) {
+		const GraphRunNode &n = r.nodes[i];
+		s += fmt::format("{:<5} {:<25} {:<11} {:<7} {:<5} {:<7} {:<9.1f} {:<9.1f} {:.1f}\n", i,
+				 n.name, n.op, n.engine, n.numa_node, n.worker_tid ? std::to_string(n.worker_tid) : "-",
+				 percentile_us(n.ns, 50), percentile_us(n.ns, 99), percentile_us(n.ns, 100));
+	}
+	return s;
+}
+
+nlohmann::ordered_json graph_run_json(const GraphRunReport &r)
+{
+	nlohmann::ordered_json j;
+
+	j["graph"] = r.graph;
+	j["context"] = r.context;
+	j["iterations"] = r.iteration_ns.size();
+	j["warmup"] = r.warmup;
+	j["workers"] = nlohmann::ordered_json::array();
+	for (const mcp::WorkerInfo &w : r.workers)
+		j["workers"].push_back({{"node", w.node}, {"tid", w.tid}, {"jobs", w.jobs},
+					{"failed", w.failed}});
+	j["latency_us"] = {{"p50", percentile_us(r.iteration_ns, 50)},
+			   {"p99", percentile_us(r.iteration_ns, 99)},
+			   {"max", percentile_us(r.iteration_ns, 100)}};
+	j["nodes"] = nlohmann::ordered_json::array();
+	for (std::size_t i = 0; i < r.nodes.size(); i++) {
+		const GraphRunNode &n = r.nodes[i];
+		nlohmann::ordered_json e;
+		e["index"] = i;
+		e["name"] = n.name;
+		e["op"] = n.op;
+		e["engine"] = n.engine;
+		e["numa_node"] = n.numa_node;
+		e["worker_tid"] = n.worker_tid;
+		e["p50_us"] = percentile_us(n.ns, 50);
+		e["p99_us"] = percentile_us(n.ns, 99);
+		e["max_us"] = percentile_us(n.ns, 100);
+		j["nodes"].push_back(e);
+	}
+	if (r.inline_checked)
+		j["inline_check"] = {{"max_abs_error", r.inline_max_error},
+				     {"tolerance", r.inline_tolerance},
+				     {"ok", r.inline_ok()}};
+	else
+		j["inline_check"] = nullptr;
+	return j;
+}
+
+namespace {
+
+// The largest |a - b| over the f32 elements of the output buffers.
+double max_output_error(const mcp::GraphDef &def, mcp::LoadedGraph &g,
+			const std::vector<std::vector<std::byte>> &ref)
+{
+	double worst = 0.0;
+
+	for (std::uint32_t i = 0; i < def.buffers.size(); i++) {
+		if (!(def.buffers[i].flags & mcp::graph_buffer_output))
+			continue;
+		std::span<std::byte> got = g.buffer(i).data();
+		std::size_t n = def.buffers[i].length / sizeof(float);
+		for (std::size_t k = 0; k < n; k++) {
+			float a, b;
+			std::memcpy(&a, got.data() + k * sizeof(float), sizeof(float));
+			std::memcpy(&b, ref[i].data() + k * sizeof(float), sizeof(float));
+			double d = std::fabs(static_cast<double>(a) - static_cast<double>(b));
+			if (std::isnan(d))
+				return INFINITY;
+			worst = std::max(worst, d);
+		}
+	}
+	return worst;
+}
+
+int run_graph(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
+{
+	ContextArg ctx;
+	std::vector<std::pair<std::string, std::string>> binds, outs;
+
+	try {
+		ctx = parse_context_arg(args.dev);
+		if (args.iterations == 0)
+			throw mcp::Error(EINVAL, "--iterations must be at least 1");
+		if (args.workers_per_node == 0)
+			throw mcp::Error(EINVAL, "--workers-per-node must be at least 1");
+		for (const std::string &b : args.binds)
+			binds.push_back(split_assignment(b, "--bind"));
+		for (const std::string &o : args.outs)
+			outs.push_back(split_assignment(o, "--out"));
+	} catch (const mcp::Error &e) {
+		print_error(err, e.what());
+		return exit_usage;
+	}
+	try {
+		mcp::GraphDef def = load_graph_file(args.file);
+		OpenContext c = open_context(ctx);
+		mcp::RuntimeOptions ro;
+		ro.workers_per_node = args.workers_per_node;
+		mcp::Runtime rt(c.dma, ro);
+		mcp::LoadedGraph g = rt.load(def);
+
+		for (const auto &[name, path] : binds) {
+			std::optional<std::uint32_t> idx = def.find_buffer(name);
+			if (!idx)
+				throw mcp::Error(ENOENT, "--bind " + name + ": the graph has no buffer named '" +
+								 name + "'");
+			if (!(def.buffers[*idx].flags & mcp::graph_buffer_input))
+				throw mcp::Error(EINVAL, "--bind " + name + ": buffer '" + name +
+								 "' is not an input of the graph");
+			std::vector<std::byte> bytes = read_file(path);
+			if (bytes.size() > def.buffers[*idx].length)
+				throw mcp::Error(EINVAL, fmt::format("--bind {}: '{}' is {} bytes, the buffer {}",
+								     name, path, bytes.size(),
+								     def.buffers[*idx].length));
+			std::memcpy(g.buffer(*idx).data().data(), bytes.data(), bytes.size());
+		}
+		std::vector<std::vector<std::byte>> ref;
+		if (args.check_inline)
+			for (std::uint32_t i = 0; i < def.buffers.size(); i++) {
+				std::span<std::byte> b = g.buffer(i).data().first(def.buffers[i].length);
+				ref.emplace_back(b.begin(), b.end());
+			}
+
+		GraphRunReport r;
+		r.graph = def.name;
+		r.context = c.dma.name();
+		r.warmup = args.warmup;
+		r.nodes.resize(def.nodes.size());
+		for (std::size_t i = 0; i < def.nodes.size(); i++) {
+			r.nodes[i].name = def.nodes[i].name;
+			r.nodes[i].op = mcp::to_string(def.nodes[i].op);
+		}
+		mcp::ExecOptions eo;
+		eo.timeout = std::chrono::milliseconds(args.timeout_ms);
+		for (unsigned it = 0; it < args.warmup + args.iterations; it++) {
+			auto t0 = std::chrono::steady_clock::now();
+			mcp::ExecStatus s = rt.run(g, {}, eo);
+			auto t1 = std::chrono::steady_clock::now();
+			if (s.state != mcp::ExecState::done)
+				throw mcp::Error(s.result ? -s.result : EIO, mcp::exec_failure_message(s, def));
+			if (it < args.warmup)
+				continue;
+			r.iteration_ns.push_back(static_cast<std::uint64_t>(
+				std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
+			for (std::size_t i = 0; i < s.nodes.size() && i < r.nodes.size(); i++) {
+				GraphRunNode &n = r.nodes[i];
+				n.engine = mcp::to_string(s.nodes[i].engine);
+				n.numa_node = s.nodes[i].numa_node;
+				n.worker_tid = s.nodes[i].worker_tid;
+				n.ns.push_back(s.nodes[i].duration_ns());
+			}
+		}
+		r.workers = rt.workers();
+		if (args.check_inline) {
+			std::vector<std::span<std::byte>> spans(ref.begin(), ref.end());
+			mcp::Runtime::run_inline(def, spans);
+			r.inline_checked = true;
+			r.inline_max_error = max_output_error(def, g, ref);
+		}
+		for (const auto &[name, path] : outs) {
+			std::optional<std::uint32_t> idx = def.find_buffer(name);
+			if (!idx)
+				throw mcp::Error(ENOENT, "--out " + name + ": the graph has no buffer named '" +
+								 name + "'");
+			write_file(path, g.buffer(*idx).data().first(def.buffers[*idx].length));
+		}
+		if (opts.json)
+			print_json(out, graph_run_json(r));
+		else
+			out << format_graph_run_text(r);
+		out.flush();
+		if (r.inline_checked && !r.inline_ok()) {
+			print_error(err, fmt::format("the kernel's results differ from run_inline by {:g} "
+						     "(tolerance {:g})",
+						     r.inline_max_error, r.inline_tolerance));
+			return exit_failure;
+		}
+		return exit_ok;
+	} catch (const std::exception &e) {
+		print_error(err, e.what());
+		return exit_failure;
+	}
+}
+
+int run_graph_command(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
+{
+	if (args.run->parsed())
+		return run_graph(opts, out, err);
+	if (args.build->parsed() && args.file.empty() == args.demo.empty()) {
+		print_error(err, "graph build wants FILE.json or --demo attention, not both");
+		return exit_usage;
+	}
+	if (!args.demo.empty() && args.demo != "attention") {
+		print_error(err, "--demo knows 'attention' only, not '" + args.demo + "'");
+		return exit_usage;
+	}
+	try {
+		mcp::GraphDef def = graph_source();
+		std::vector<std::byte> bytes = def.serialize();
+
+		if (args.build->parsed()) {
+			write_file(args.output, bytes);
+			std::size_t json_bytes = def.to_json().size();
+			if (opts.json)
+				print_json(out, {{"output", args.output},
+						 {"name", def.name},
+						 {"binary_bytes", bytes.size()},
+						 {"json_bytes", json_bytes},
+						 {"nodes", def.nodes.size()}});
+			else
+				out << fmt::format("wrote '{}' ({} nodes): {} bytes binary, {} bytes as "
+						   "compact JSON ({:.0f}% smaller)\n",
+						   args.output, def.nodes.size(), bytes.size(), json_bytes,
+						   100.0 - 100.0 * static_cast<double>(bytes.size()) /
+								   static_cast<double>(json_bytes));
+		} else if (opts.json) {
+			print_json(out, graph_show_json(def, bytes.size()));
+		} else {
+			out << format_graph_text(def, bytes.size());
+		}
+		out.flush();
+		return exit_ok;
+	} catch (const std::exception &e) {
+		print_error(err, e.what());
+		return exit_failure;
+	}
+}
+
+} // namespace
+
+Command add_graph_command(CLI::App &app)
+{
+	CLI::App *sub = app.add_subcommand("graph", "Inference graphs: build one from JSON or the demo, show one, run one");
+
+	sub->require_subcommand(1);
+	args.build = sub->add_subcommand("build", "Convert FILE.json (or the demo) to the binary graph format");
+	args.show = sub->add_subcommand("show", "Describe a graph: buffers, tensors, nodes, dependencies, sizes");
+	args.run = sub->add_subcommand("run", "Run a graph through the kernel with worker threads; latencies per iteration and node");
+	args.build->add_option("FILE", args.file, "JSON description (Documentation/graphs.rst)");
+	args.build->add_option("--demo", args.demo, "Build the demo instead: 'attention'");
+	args.build->add_option("-o,--output", args.output, "Binary graph to write")->required();
+	args.show->add_option("FILE", args.file, "Binary graph or JSON description")->required();
+	args.run->add_option("FILE", args.file, "Binary graph or JSON description")->required();
+	args.run->add_option("--iterations", args.iterations, "Timed executions (default 10)");
+	args.run->add_option("--warmup", args.warmup, "Untimed executions first (default 1)");
+	args.run->add_option("--bind", args.binds, "NAME=FILE: load FILE into input buffer NAME first (repeatable)");
+	args.run->add_option("--out", args.outs, "NAME=FILE: write buffer NAME to FILE after the last run (repeatable)");
+	args.run->add_option("--dev", args.dev, "Context: device index, PCI address or 'host' (default host)");
+	args.run->add_option("--workers-per-node", args.workers_per_node, "Worker threads per NUMA node (default 1)");
+	args.run->add_option("--timeout-ms", args.timeout_ms, "Per-execution time-out (default: the module's exec_timeout_ms)");
+	args.run->add_flag("--inline", args.check_inline, "Also run the graph in mcpctl's thread (run_inline) and compare the output buffers");
+	sub->footer("With --json: build prints {\"output\",\"name\",\"binary_bytes\",\"json_bytes\",\"nodes\"}, "
+		    "show prints {\"name\",\"binary_bytes\",\"json_bytes\",\"buffer_bytes\",\"buffers\",\"tensors\",\"nodes\",\"edges\"}, "
+		    "run prints {\"graph\",\"context\",\"iterations\",\"warmup\",\"workers\",\"latency_us\",\"nodes\",\"inline_check\"} "
+		    "(see Documentation/mcpctl.rst).");
+	return {sub, run_graph_command};
+}
+
+} // namespace mcpctl
