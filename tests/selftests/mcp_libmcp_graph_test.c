@@ -1,0 +1,593 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libmcp's graph runtime (the C API over mcp::Runtime) and mcpctl graph
+ * against the real module inside the test VM: the demo attention block
+ * through the kernel and the worker threads equals a plain C reference
+ * written here (max abs error <= 1e-3 after the layer norm; the tiled
+ * hand-off copy bit for bit), a diamond, re-execution with other input
+ * and output bindings, run_inline, mcpctl graph build/show/run --json with
+ * every documented key, and a bad graph file refused with its reason.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include <jansson.h>
+
+/* The selftest helpers and libmcp both have an mcp_open() and an
+ * mcp_bar_map(): the helpers' are renamed here.
+ */
+#define mcp_open mcp_selftest_open
+#define mcp_bar_map mcp_selftest_bar_map
+#include "mcp_dev.h"
+#undef mcp_open
+#undef mcp_bar_map
+
+#include <mcp/mcp.h>
+
+/* What the demo's output may differ by: float sums in another order
+ * (OpenBLAS vs the loops here) normalised by the layer norm.
+ */
+#define DEMO_TOLERANCE	1e-3
+#define DIAMOND_TOLERANCE 1e-5
+#define WAIT_NS		60000000000LL	/* TCG is slow */
+
+FIXTURE(graph) {
+	struct mcp_device *dev;
+	struct mcp_dma *host;
+	struct mcp_runtime *rt;
+};
+
+FIXTURE_SETUP(graph)
+{
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	ASSERT_EQ(0, mcp_open(NULL, &self->dev)) TH_LOG("%s", mcp_strerror_last());
+	ASSERT_EQ(0, mcp_dma_open_host(self->dev, &self->host)) TH_LOG("%s", mcp_strerror_last());
+	ASSERT_EQ(0, mcp_runtime_new(self->host, NULL, &self->rt)) TH_LOG("%s", mcp_strerror_last());
+}
+
+FIXTURE_TEARDOWN(graph)
+{
+	mcp_runtime_free(self->rt);
+	mcp_dma_close(self->host);
+	mcp_close(self->dev);
+}
+
+/* ---- the plain C reference ---- */
+
+static int find_tensor(const struct mcp_graph_def *g, const char *name,
+		       struct mcp_graph_tensor_info *t)
+{
+	uint32_t i, n = mcp_graph_tensor_count(g);
+
+	for (i = 0; i < n; i++) {
+		t->size = sizeof(*t);
+		if (!mcp_graph_get_tensor(g, i, t) && !strcmp(t->name, name))
+			return 0;
+	}
+	return -1;
+}
+
+/* Buffer @index filled from its init, in memory of its own. */
+static void *filled_copy(const struct mcp_graph_def *g, uint32_t index)
+{
+	struct mcp_graph_buffer_info b = { .size = sizeof(b) };
+	void *p;
+
+	if (mcp_graph_get_buffer(g, index, &b))
+		return NULL;
+	p = calloc(1, b.length);
+	if (p && b.has_init)
+		mcp_graph_fill(&b.init, b.init.kind == MCP_GRAPH_INIT_UNIFORM_I8 ?
+			       MCP_GRAPH_DTYPE_I8 : MCP_GRAPH_DTYPE_F32, p, b.length);
+	return p;
+}
+
+/* Tensor @name of the demo in the reference's copies of the buffers. */
+static float *ref_tensor(const struct mcp_graph_def *g, void **bufs, const char *name)
+{
+	struct mcp_graph_tensor_info t;
+
+	if (find_tensor(g, name, &t))
+		return NULL;
+	return (float *)((char *)bufs[t.buffer] + t.offset);
+}
+
+/* c[m][n] = alpha * a[m][k] x (tb ? b[n][k]^T : b[k][n]) (+ bias[n]) */
+static void ref_matmul(const float *a, const float *b, const float *bias, float *c, int m,
+		       int k, int n, int tb, float alpha)
+{
+	int i, j, p;
+
+	for (i = 0; i < m; i++)
+		for (j = 0; j < n; j++) {
+			double s = 0;
+
+			for (p = 0; p < k; p++)
+				s += (double)a[i * k + p] * (tb ? b[j * k + p] : b[p * n + j]);
+			c[i * n + j] = (float)(alpha * s + (bias ? bias[j] : 0));
+		}
+}
+
+/*
+ * The demo block of graphs.rst ("Demo block") from its definition:
+ * X through int8 and back (scale 1/127), per head Q/K/V projections with
+ * bias, scores Q K^T / sqrt(dh), softmax, context, output projection (the
+ * bias once), the heads summed, the residual X, layer norm (eps 1e-5).
+ * Writes out[S][Dm] and tiled[S/16][Dm][16].
+ */
+static void ref_demo(const struct mcp_graph_def *g, int S, int Dm, int H, int dh, float *out,
+		     float *tiled)
+{
+	uint32_t i, nb = mcp_graph_buffer_count(g);
+	void *bufs[16] = { 0 };
+	const float *x, *gamma, *beta, *bo;
+	float *xdq, *q, *k, *v, *sc, *ctx, *proj, *sum;
+	char name[32];
+	int h, r, c;
+
+	for (i = 0; i < nb && i < 16; i++)
+		bufs[i] = filled_copy(g, i);
+	x = ref_tensor(g, bufs, "x");
+	gamma = ref_tensor(g, bufs, "gamma");
+	beta = ref_tensor(g, bufs, "beta");
+	bo = ref_tensor(g, bufs, "bo");
+	xdq = calloc(S * Dm, sizeof(float));
+	q = calloc(S * dh, sizeof(float));
+	k = calloc(S * dh, sizeof(float));
+	v = calloc(S * dh, sizeof(float));
+	sc = calloc(S * S, sizeof(float));
+	ctx = calloc(S * dh, sizeof(float));
+	proj = calloc(S * Dm, sizeof(float));
+	sum = calloc(S * Dm, sizeof(float));
+	for (i = 0; i < (uint32_t)(S * Dm); i++) {
+		/* the quotient by the f32 scale, as the kernel rounds it */
+		double qv = rint((double)x[i] / (double)(1.0f / 127.0f));
+
+		qv = qv < -128 ? -128 : qv > 127 ? 127 : qv;
+		/* through int8 as the graph does: no -0.0 */
+		xdq[i] = (float)(int8_t)qv * (1.0f / 127.0f);
+	}
+	/* NHWC [1][16][S/16][Dm] tiled: out[0][s][d][h] = in[0][h][s][d] */
+	for (h = 0; h < 16; h++)
+		for (r = 0; r < S / 16; r++)
+			for (c = 0; c < Dm; c++)
+				tiled[(r * Dm + c) * 16 + h] = xdq[(h * (S / 16) + r) * Dm + c];
+	for (h = 0; h < H; h++) {
+		snprintf(name, sizeof(name), "wq%d", h);
+		const float *wq = ref_tensor(g, bufs, name);
+		snprintf(name, sizeof(name), "bq%d", h);
+		const float *bq = ref_tensor(g, bufs, name);
+		snprintf(name, sizeof(name), "wk%d", h);
+		const float *wk = ref_tensor(g, bufs, name);
+		snprintf(name, sizeof(name), "bk%d", h);
+		const float *bk = ref_tensor(g, bufs, name);
+		snprintf(name, sizeof(name), "wv%d", h);
+		const float *wv = ref_tensor(g, bufs, name);
+		snprintf(name, sizeof(name), "bv%d", h);
+		const float *bv = ref_tensor(g, bufs, name);
+		snprintf(name, sizeof(name), "wo%d", h);
+		const float *wo = ref_tensor(g, bufs, name);
+
+		ref_matmul(xdq, wq, bq, q, S, Dm, dh, 0, 1.0f);
+		ref_matmul(xdq, wk, bk, k, S, Dm, dh, 0, 1.0f);
+		ref_matmul(xdq, wv, bv, v, S, Dm, dh, 0, 1.0f);
+		ref_matmul(q, k, NULL, sc, S, dh, S, 1, 1.0f / sqrtf((float)dh));
+		for (r = 0; r < S; r++) {
+			float *row = sc + r * S, max = row[0];
+			double tot = 0;
+
+			for (c = 1; c < S; c++)
+				max = row[c] > max ? row[c] : max;
+			for (c = 0; c < S; c++) {
+				row[c] = expf(row[c] - max);
+				tot += row[c];
+			}
+			for (c = 0; c < S; c++)
+				row[c] = (float)(row[c] / tot);
+		}
+		ref_matmul(sc, v, NULL, ctx, S, S, dh, 0, 1.0f);
+		ref_matmul(ctx, wo, h == 0 ? bo : NULL, proj, S, dh, Dm, 0, 1.0f);
+		for (i = 0; i < (uint32_t)(S * Dm); i++)
+			sum[i] += proj[i];
+	}
+	for (r = 0; r < S; r++) {
+		double mean = 0, var = 0;
+		float *row = sum + r * Dm;
+
+		for (c = 0; c < Dm; c++) {
+			row[c] += xdq[r * Dm + c];
+			mean += row[c];
+		}
+		mean /= Dm;
+		for (c = 0; c < Dm; c++)
+			var += (row[c] - mean) * (row[c] - mean);
+		var /= Dm;
+		for (c = 0; c < Dm; c++)
+			out[r * Dm + c] = (float)((row[c] - mean) / sqrt(var + 1e-5)) * gamma[c] +
+					  beta[c];
+	}
+	for (i = 0; i < nb && i < 16; i++)
+		free(bufs[i]);
+	free(xdq); free(q); free(k); free(v); free(sc); free(ctx); free(proj); free(sum);
+}
+
+static double max_abs_diff(const float *a, const float *b, size_t n)
+{
+	double worst = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		double d = fabs((double)a[i] - b[i]);
+
+		if (isnan(d))
+			return INFINITY;
+		worst = d > worst ? d : worst;
+	}
+	return worst;
+}
+
+/* Executes @lg with @binds and waits; the status (nodes at @nodes). */
+static int exec_wait(struct __test_metadata *_metadata, struct mcp_runtime *rt,
+		     struct mcp_loaded_graph *lg, const struct mcp_graph_bind *binds,
+		     uint32_t n_binds, struct mcp_exec_status *st, struct mcp_exec_node *nodes,
+		     uint32_t cap)
+{
+	struct mcp_fence *f = NULL;
+	uint64_t id = 0;
+	int job_error = -1, ret;
+
+	ret = mcp_runtime_execute(rt, lg, binds, n_binds, NULL, &id, &f);
+	EXPECT_EQ(0, ret) TH_LOG("%s", mcp_strerror_last());
+	if (ret)
+		return ret;
+	EXPECT_LT(0, id);
+	EXPECT_EQ(0, mcp_fence_wait(f, WAIT_NS, &job_error)) TH_LOG("%s", mcp_strerror_last());
+	EXPECT_EQ(0, job_error);
+	mcp_fence_free(f);
+	st->size = sizeof(*st);
+	ret = mcp_runtime_status(rt, id, st, nodes, cap);
+	EXPECT_EQ(0, ret) TH_LOG("%s", mcp_strerror_last());
+	return ret;
+}
+
+TEST_F(graph, demo_block_matches_the_c_reference)
+{
+	const int S = 64, Dm = 128, H = 4, dh = 32;
+	struct mcp_graph_def *def = NULL;
+	struct mcp_loaded_graph *lg = NULL;
+	struct mcp_graph_invalid err = { .size = sizeof(err) };
+	struct mcp_exec_status st;
+	struct mcp_exec_node nodes[64];
+	float *ref_out, *ref_tiled, *out, *tiled;
+	uint64_t len = 0;
+	uint32_t i, n, workers = 0, kernel = 0;
+	double e;
+
+	ASSERT_EQ(0, mcp_graph_demo_attention(NULL, &def)) TH_LOG("%s", mcp_strerror_last());
+	ASSERT_EQ(0, mcp_runtime_load(self->rt, def, &lg, &err))
+		TH_LOG("%s / %s", mcp_strerror_last(), err.message);
+	EXPECT_LT(0, mcp_loaded_graph_handle(lg));
+	ASSERT_EQ(0, exec_wait(_metadata, self->rt, lg, NULL, 0, &st, nodes, 64));
+	EXPECT_EQ(MCP_EXEC_DONE, st.state);
+	EXPECT_EQ(0, st.result);
+	EXPECT_EQ(-1, st.failed_node);
+	n = mcp_graph_node_count(def);
+	EXPECT_EQ(n, st.n_nodes);
+	for (i = 0; i < n && i < 64; i++) {
+		struct mcp_graph_node_info ni = { .size = sizeof(ni) };
+
+		ASSERT_EQ(0, mcp_graph_get_node(def, i, &ni));
+		EXPECT_EQ(ni.engine, nodes[i].engine) TH_LOG("node %u", i);
+		EXPECT_EQ(0, nodes[i].result);
+		EXPECT_LE(0, nodes[i].numa_node);
+		EXPECT_LT(0, nodes[i].start_ns);
+		EXPECT_LE(nodes[i].start_ns, nodes[i].end_ns);
+		if (ni.engine == MCP_GRAPH_CLASS_WORKER) {
+			EXPECT_LT(0, nodes[i].worker_tid);
+			workers++;
+		} else {
+			kernel++;
+		}
+	}
+	EXPECT_EQ(3, kernel);	/* quantize, dequantize, tile */
+	EXPECT_LT(30, workers);
+
+	ref_out = calloc(S * Dm, sizeof(float));
+	ref_tiled = calloc(S * Dm, sizeof(float));
+	ASSERT_TRUE(ref_out && ref_tiled);
+	ref_demo(def, S, Dm, H, dh, ref_out, ref_tiled);
+	ASSERT_EQ(0, mcp_loaded_graph_buffer_by_name(lg, "out", (void **)&out, &len));
+	ASSERT_LE(S * Dm * sizeof(float), len);
+	e = max_abs_diff(out, ref_out, S * Dm);
+	EXPECT_LE(e, DEMO_TOLERANCE) TH_LOG("max abs error after layer norm %g", e);
+	TH_LOG("demo: max abs error vs the C reference %g (tolerance %g)", e, DEMO_TOLERANCE);
+	ASSERT_EQ(0, mcp_loaded_graph_buffer_by_name(lg, "tiled", (void **)&tiled, &len));
+	EXPECT_EQ(0, memcmp(tiled, ref_tiled, S * Dm * sizeof(float)));
+
+	mcp_loaded_graph_free(lg);
+	mcp_graph_free(def);
+	free(ref_out);
+	free(ref_tiled);
+}
+
+/* in -> relu -> b, in -> gelu -> c, b + c -> out */
+static struct mcp_graph_def *diamond(struct __test_metadata *_metadata, uint32_t n)
+{
+	struct mcp_graph_def *g = NULL;
+	uint32_t bin, bmid, bout, a, b, c, d, node, ins[2], outs[1];
+	uint32_t dims[1] = { n };
+
+	EXPECT_EQ(0, mcp_graph_new("diamond", &g));
+	if (!g)
+		return NULL;
+	EXPECT_EQ(0, mcp_graph_add_buffer(g, "in", MCP_GRAPH_BUFFER_INPUT, NULL, &bin));
+	EXPECT_EQ(0, mcp_graph_add_buffer(g, "mid", 0, NULL, &bmid));
+	EXPECT_EQ(0, mcp_graph_add_buffer(g, "out", MCP_GRAPH_BUFFER_OUTPUT, NULL, &bout));
+	EXPECT_EQ(0, mcp_graph_add_tensor(g, "a", bin, MCP_GRAPH_DTYPE_F32, dims, 1,
+					  MCP_GRAPH_LAYOUT_DENSE, &a));
+	EXPECT_EQ(0, mcp_graph_add_tensor(g, "b", bmid, MCP_GRAPH_DTYPE_F32, dims, 1,
+					  MCP_GRAPH_LAYOUT_DENSE, &b));
+	EXPECT_EQ(0, mcp_graph_add_tensor(g, "c", bmid, MCP_GRAPH_DTYPE_F32, dims, 1,
+					  MCP_GRAPH_LAYOUT_DENSE, &c));
+	EXPECT_EQ(0, mcp_graph_add_tensor(g, "d", bout, MCP_GRAPH_DTYPE_F32, dims, 1,
+					  MCP_GRAPH_LAYOUT_DENSE, &d));
+	ins[0] = a;
+	outs[0] = b;
+	EXPECT_EQ(0, mcp_graph_add_node(g, "relu", MCP_GRAPH_OP_RELU, MCP_GRAPH_CLASS_WORKER, ins,
+					1, outs, 1, NULL, 0, 0, &node));
+	outs[0] = c;
+	EXPECT_EQ(0, mcp_graph_add_node(g, "gelu", MCP_GRAPH_OP_GELU, MCP_GRAPH_CLASS_WORKER, ins,
+					1, outs, 1, NULL, 0, 0, &node));
+	ins[0] = b;
+	ins[1] = c;
+	outs[0] = d;
+	EXPECT_EQ(0, mcp_graph_add_node(g, "add", MCP_GRAPH_OP_ADD, MCP_GRAPH_CLASS_WORKER, ins, 2,
+					outs, 1, NULL, 0, 0, &node));
+	EXPECT_EQ(0, mcp_graph_validate(g, NULL, NULL)) TH_LOG("%s", mcp_strerror_last());
+	return g;
+}
+
+static float diamond_ref(float x)
+{
+	float gelu = 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+
+	return (x > 0 ? x : 0) + gelu;
+}
+
+static void fill_input(float *p, uint32_t n, float phase)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = sinf((float)i * 0.37f + phase) * 3.0f;
+}
+
+static double diamond_error(const float *in, const float *out, uint32_t n)
+{
+	double worst = 0;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		double d = fabs((double)out[i] - diamond_ref(in[i]));
+
+		worst = d > worst ? d : worst;
+	}
+	return worst;
+}
+
+TEST_F(graph, diamond_runs_in_dependency_order)
+{
+	const uint32_t n = 1000;
+	struct mcp_graph_def *def = diamond(_metadata, n);
+	struct mcp_loaded_graph *lg = NULL;
+	struct mcp_exec_status st;
+	struct mcp_exec_node nodes[3];
+	float *in, *out;
+	uint64_t len;
+
+	ASSERT_NE(NULL, def);
+	ASSERT_EQ(0, mcp_runtime_load(self->rt, def, &lg, NULL)) TH_LOG("%s", mcp_strerror_last());
+	ASSERT_EQ(0, mcp_loaded_graph_buffer(lg, 0, (void **)&in, &len));
+	fill_input(in, n, 0.0f);
+	ASSERT_EQ(0, exec_wait(_metadata, self->rt, lg, NULL, 0, &st, nodes, 3));
+	EXPECT_EQ(MCP_EXEC_DONE, st.state);
+	ASSERT_EQ(0, mcp_loaded_graph_buffer(lg, 2, (void **)&out, &len));
+	EXPECT_LE(diamond_error(in, out, n), DIAMOND_TOLERANCE);
+	/* add waits for both branches */
+	EXPECT_LE(nodes[0].end_ns, nodes[2].start_ns);
+	EXPECT_LE(nodes[1].end_ns, nodes[2].start_ns);
+	mcp_loaded_graph_free(lg);
+	mcp_graph_free(def);
+}
+
+TEST_F(graph, reexecution_with_other_bindings)
+{
+	const uint32_t n = 4096;
+	struct mcp_graph_def *def = diamond(_metadata, n);
+	struct mcp_loaded_graph *lg = NULL;
+	struct mcp_buffer *in[2] = { 0 }, *out[2] = { 0 };
+	float *pin[2], *pout[2], *own_out;
+	struct mcp_exec_status st;
+	uint64_t len;
+	int k;
+
+	ASSERT_NE(NULL, def);
+	ASSERT_EQ(0, mcp_runtime_load(self->rt, def, &lg, NULL)) TH_LOG("%s", mcp_strerror_last());
+	for (k = 0; k < 2; k++) {
+		ASSERT_EQ(0, mcp_buffer_create(self->host, n * sizeof(float), 0, 0, &in[k]));
+		ASSERT_EQ(0, mcp_buffer_create(self->host, n * sizeof(float), 0, 0, &out[k]));
+		ASSERT_EQ(0, mcp_buffer_data(in[k], (void **)&pin[k]));
+		ASSERT_EQ(0, mcp_buffer_data(out[k], (void **)&pout[k]));
+		fill_input(pin[k], n, 1.0f + k);
+	}
+	for (k = 0; k < 2; k++) {
+		struct mcp_graph_bind binds[2] = {
+			{ .buffer = 0, .with = in[k] },
+			{ .buffer = 2, .with = out[k] },
+		};
+
+		ASSERT_EQ(0, exec_wait(_metadata, self->rt, lg, binds, 2, &st, NULL, 0));
+		EXPECT_EQ(MCP_EXEC_DONE, st.state);
+	}
+	EXPECT_LE(diamond_error(pin[0], pout[0], n), DIAMOND_TOLERANCE);
+	EXPECT_LE(diamond_error(pin[1], pout[1], n), DIAMOND_TOLERANCE);
+	EXPECT_NE(0, memcmp(pout[0], pout[1], n * sizeof(float)));
+	/* the graph's own output buffer was not written */
+	ASSERT_EQ(0, mcp_loaded_graph_buffer(lg, 2, (void **)&own_out, &len));
+	EXPECT_EQ(0.0f, own_out[0]);
+	EXPECT_EQ(0.0f, own_out[n - 1]);
+	for (k = 0; k < 2; k++) {
+		mcp_buffer_free(in[k]);
+		mcp_buffer_free(out[k]);
+	}
+	mcp_loaded_graph_free(lg);
+	mcp_graph_free(def);
+}
+
+TEST(run_inline_matches_the_c_reference)
+{
+	const uint32_t n = 777;
+	struct mcp_graph_def *def = diamond(_metadata, n);
+	float *bufs[3];
+	uint32_t i;
+
+	ASSERT_NE(NULL, def);
+	for (i = 0; i < 3; i++) {
+		struct mcp_graph_buffer_info b = { .size = sizeof(b) };
+
+		ASSERT_EQ(0, mcp_graph_get_buffer(def, i, &b));
+		bufs[i] = calloc(1, b.length);
+	}
+	fill_input(bufs[0], n, 0.5f);
+	ASSERT_EQ(0, mcp_runtime_run_inline(def, (void *const *)bufs, 3))
+		TH_LOG("%s", mcp_strerror_last());
+	EXPECT_LE(diamond_error(bufs[0], bufs[2], n), DIAMOND_TOLERANCE);
+	EXPECT_EQ(-EINVAL, mcp_runtime_run_inline(def, (void *const *)bufs, 2));
+	for (i = 0; i < 3; i++)
+		free(bufs[i]);
+	mcp_graph_free(def);
+}
+
+/* ---- mcpctl graph ---- */
+
+static char cli_out[1 << 20];
+
+static json_t *parse_json(struct __test_metadata *_metadata, const char *text)
+{
+	json_error_t error;
+	json_t *doc = json_loads(text, 0, &error);
+
+	EXPECT_NE(NULL, doc) TH_LOG("not JSON (%s): %.400s", error.text, text);
+	return doc;
+}
+
+static int has_keys(json_t *obj, const char *const *keys, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!json_object_get(obj, keys[i]))
+			return 0;
+	return 1;
+}
+
+#define HAS_KEYS(obj, ...) \
+	has_keys(obj, (const char *const[]){ __VA_ARGS__ }, \
+		 sizeof((const char *const[]){ __VA_ARGS__ }) / sizeof(const char *))
+
+TEST(mcpctl_graph_build_show_run_json)
+{
+	json_t *doc, *nodes, *node, *workers, *w, *lat, *chk;
+	size_t i;
+
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	ASSERT_EQ(0, MCP_MCPCTL(cli_out, "-j", "graph", "build", "--demo", "attention", "-o",
+				"/tmp/demo.mgph")) TH_LOG("%s", cli_out);
+	doc = parse_json(_metadata, cli_out);
+	ASSERT_NE(NULL, doc);
+	EXPECT_TRUE(HAS_KEYS(doc, "output", "name", "binary_bytes", "json_bytes", "nodes"));
+	EXPECT_LT(json_integer_value(json_object_get(doc, "binary_bytes")),
+		  json_integer_value(json_object_get(doc, "json_bytes")));
+	json_decref(doc);
+
+	ASSERT_EQ(0, MCP_MCPCTL(cli_out, "-j", "graph", "show", "/tmp/demo.mgph")) TH_LOG("%s", cli_out);
+	doc = parse_json(_metadata, cli_out);
+	ASSERT_NE(NULL, doc);
+	EXPECT_TRUE(HAS_KEYS(doc, "name", "binary_bytes", "json_bytes", "buffer_bytes", "buffers",
+			     "tensors", "nodes", "edges"));
+	EXPECT_EQ(36, json_array_size(json_object_get(doc, "nodes")));
+	EXPECT_LT(0, json_array_size(json_object_get(doc, "edges")));
+	json_decref(doc);
+
+	ASSERT_EQ(0, MCP_MCPCTL(cli_out, "-j", "graph", "run", "/tmp/demo.mgph", "--iterations",
+				"3", "--warmup", "1", "--inline")) TH_LOG("%s", cli_out);
+	doc = parse_json(_metadata, cli_out);
+	ASSERT_NE(NULL, doc);
+	EXPECT_TRUE(HAS_KEYS(doc, "graph", "context", "iterations", "warmup", "workers",
+			     "latency_us", "nodes", "inline_check"));
+	EXPECT_STREQ("host", json_string_value(json_object_get(doc, "context")));
+	EXPECT_EQ(3, json_integer_value(json_object_get(doc, "iterations")));
+	EXPECT_EQ(1, json_integer_value(json_object_get(doc, "warmup")));
+	lat = json_object_get(doc, "latency_us");
+	EXPECT_TRUE(HAS_KEYS(lat, "p50", "p99", "max"));
+	EXPECT_LT(0.0, json_number_value(json_object_get(lat, "p50")));
+	EXPECT_LE(json_number_value(json_object_get(lat, "p50")),
+		  json_number_value(json_object_get(lat, "max")));
+	workers = json_object_get(doc, "workers");
+	EXPECT_LE(1, json_array_size(workers));
+	json_array_foreach(workers, i, w)
+		EXPECT_TRUE(HAS_KEYS(w, "node", "tid", "jobs", "failed"));
+	nodes = json_object_get(doc, "nodes");
+	EXPECT_EQ(36, json_array_size(nodes));
+	json_array_foreach(nodes, i, node) {
+		EXPECT_TRUE(HAS_KEYS(node, "index", "name", "op", "engine", "numa_node",
+				     "worker_tid", "p50_us", "p99_us", "max_us"));
+		if (!strcmp(json_string_value(json_object_get(node, "engine")) ?: "", "worker"))
+			EXPECT_LT(0, json_integer_value(json_object_get(node, "worker_tid")));
+		EXPECT_LE(0, json_integer_value(json_object_get(node, "numa_node")));
+	}
+	chk = json_object_get(doc, "inline_check");
+	EXPECT_TRUE(HAS_KEYS(chk, "max_abs_error", "tolerance", "ok"));
+	EXPECT_TRUE(json_is_true(json_object_get(chk, "ok"))) TH_LOG("%s", cli_out);
+	json_decref(doc);
+
+	/* the text form names every node's engine */
+	ASSERT_EQ(0, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/demo.mgph", "--iterations", "1"));
+	EXPECT_NE(NULL, strstr(cli_out, "p50")) TH_LOG("%s", cli_out);
+	EXPECT_NE(NULL, strstr(cli_out, "layernorm"));
+	EXPECT_NE(NULL, strstr(cli_out, "worker"));
+	unlink("/tmp/demo.mgph");
+}
+
+TEST(mcpctl_graph_refuses_a_bad_graph_file)
+{
+	struct mcp_graph_def *def = diamond(_metadata, 64);
+	unsigned char buf[4096];
+	size_t len = 0;
+	uint16_t bad_op = 999;
+	FILE *f;
+
+	ASSERT_NE(NULL, def);
+	ASSERT_EQ(0, mcp_graph_serialize(def, buf, sizeof(buf), &len));
+	mcp_graph_free(def);
+	/* node 1's op: header 48 + 3 buffers x 32 + 4 tensors x 48 + 48 */
+	memcpy(buf + 48 + 3 * 32 + 4 * 48 + 48, &bad_op, sizeof(bad_op));
+	f = fopen("/tmp/bad.mgph", "wb");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(len, fwrite(buf, 1, len, f));
+	fclose(f);
+
+	EXPECT_EQ(1, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/bad.mgph")) TH_LOG("%s", cli_out);
+	EXPECT_NE(NULL, strstr(cli_out, "node 1")) TH_LOG("%s", cli_out);
+	EXPECT_EQ(1, MCP_MCPCTL(cli_out, "graph", "show", "/tmp/bad.mgph")) TH_LOG("%s", cli_out);
+	EXPECT_NE(NULL, strstr(cli_out, "node 1")) TH_LOG("%s", cli_out);
+	EXPECT_EQ(1, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/no-such-graph")) TH_LOG("%s", cli_out);
+	EXPECT_EQ(2, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/bad.mgph", "--iterations", "0"));
+	EXPECT_EQ(2, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/bad.mgph", "--bind", "noequals"));
+	unlink("/tmp/bad.mgph");
+}
+
+TEST_HARNESS_MAIN
