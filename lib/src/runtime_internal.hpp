@@ -51,6 +51,7 @@ struct RuntimeState {
 	Dma ctx;
 	HandleRegistry registry;
 	UniqueFd stop;		// eventfd: readable once the workers must stop
+	std::atomic<bool> stopping{false};	// set before stop is signalled
 	std::vector<std::unique_ptr<Worker>> workers;
 	std::atomic<std::uint32_t> status_nodes{0};	// largest node count seen
 
