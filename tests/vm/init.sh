@@ -164,6 +164,18 @@ demo_dma() {
 	mcpctl dma bench host --sizes 64K,1M,16M --jobs 500
 }
 
+# The demo attention block as a binary graph: its nodes briefly, then 20
+# iterations through the kernel and the worker threads with per-node
+# engines, NUMA nodes and latencies, checked against run_inline.
+demo_graph() {
+	echo "\$ mcpctl graph build --demo attention -o /tmp/demo.mgph"
+	mcpctl graph build --demo attention -o /tmp/demo.mgph || return 1
+	echo "\$ mcpctl graph show /tmp/demo.mgph | sed -n '/^NODE/,\$p' | head -12"
+	mcpctl graph show /tmp/demo.mgph | sed -n '/^NODE/,$p' | head -12
+	echo "\$ mcpctl graph run /tmp/demo.mgph --iterations 20 --inline"
+	mcpctl graph run /tmp/demo.mgph --iterations 20 --inline
+}
+
 # A tensor pool in 2 MiB huge pages (32 reserved for it, given back after)
 # served in the background; a receiver and a sender attach and hand one
 # 1 MiB tensor over (both print its checksum), and mcpctl pool stat --json
@@ -226,6 +238,7 @@ run_demo() {
 	run_cmd mcpctl-place demo_place
 	run_cmd mcpctl-top demo_top
 	run_cmd mcpctl-pool demo_pool
+	run_cmd mcpctl-graph demo_graph
 	run_cmd counters cat /sys/kernel/debug/mcp/counters
 	run_cmd rmmod rmmod mcp
 }
