@@ -54,7 +54,53 @@ bool touches(std::span<const DepTensor> tensors, const DepNode &node, const DepT
 	return any_overlap(tensors, node.inputs, t) || any_overlap(tensors, node.outputs, t);
 }
 
+// One tensor of one node, for the sweep.
+struct Use {
+	std::uint32_t buffer;
+	std::uint64_t start;
+	std::uint64_t end;
+	std::uint32_t node;
+	bool write;
+};
+
 } // namespace
+
+std::vector<std::pair<std::uint32_t, std::uint32_t>>
+conflict_pairs(std::span<const DepTensor> tensors, std::span<const DepNode> nodes)
+{
+	std::vector<Use> uses;
+	std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+
+	for (std::uint32_t n = 0; n < nodes.size(); n++) {
+		for (int write = 0; write < 2; write++) {
+			for (std::uint32_t t : write ? nodes[n].outputs : nodes[n].inputs) {
+				const DepTensor &x = tensors[t];
+				if (x.bytes)
+					uses.push_back({x.buffer, x.offset, x.offset + x.bytes, n, write != 0});
+			}
+		}
+	}
+	std::sort(uses.begin(), uses.end(), [](const Use &a, const Use &b) {
+		return a.buffer != b.buffer ? a.buffer < b.buffer : a.start < b.start;
+	});
+
+	// Uses still open at the current start, in the current buffer.
+	std::vector<const Use *> open;
+	for (const Use &u : uses) {
+		std::erase_if(open, [&](const Use *o) { return o->buffer != u.buffer || o->end <= u.start; });
+		for (const Use *o : open) {
+			// Two reads never order or conflict.
+			if (o->node != u.node && (o->write || u.write))
+				pairs.emplace_back(std::min(o->node, u.node), std::max(o->node, u.node));
+		}
+		open.push_back(&u);
+	}
+	std::sort(pairs.begin(), pairs.end(), [](const auto &x, const auto &y) {
+		return x.second != y.second ? x.second < y.second : x.first < y.first;
+	});
+	pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+	return pairs;
+}
 
 std::vector<std::vector<std::uint32_t>> dependency_successors(std::span<const DepTensor> tensors,
 							      std::span<const DepNode> nodes)
@@ -66,25 +112,26 @@ std::vector<std::vector<std::uint32_t>> dependency_successors(std::span<const De
 	for (std::size_t i = 0; i < n; i++)
 		active[i] = inplace_active(tensors, nodes[i]);
 
-	for (std::uint32_t a = 0; a < n; a++) {
-		for (std::uint32_t b = a + 1; b < n; b++) {
-			const bool a_pins = active[a] &&
-					    touches(tensors, nodes[b], tensors[nodes[a].outputs[0]]);
-			const bool b_pins = active[b] &&
-					    touches(tensors, nodes[a], tensors[nodes[b].outputs[0]]);
+	// A pair outside conflict_pairs() shares no written byte: no edge.
+	for (const auto &[a, b] : conflict_pairs(tensors, nodes)) {
+		const bool a_pins = active[a] &&
+				    touches(tensors, nodes[b], tensors[nodes[a].outputs[0]]);
+		const bool b_pins = active[b] &&
+				    touches(tensors, nodes[a], tensors[nodes[b].outputs[0]]);
 
-			if (a_pins || b_pins) {
-				succ[a].push_back(b);
-				continue;
-			}
-			if (reads_from(tensors, nodes[b], nodes[a]))
-				succ[a].push_back(b);
-			if (reads_from(tensors, nodes[a], nodes[b]))
-				succ[b].push_back(a);
+		if (a_pins || b_pins) {
+			succ[a].push_back(b);
+			continue;
 		}
+		if (reads_from(tensors, nodes[b], nodes[a]))
+			succ[a].push_back(b);
+		if (reads_from(tensors, nodes[a], nodes[b]))
+			succ[b].push_back(a);
 	}
-	for (auto &s : succ)
+	for (auto &s : succ) {
 		std::sort(s.begin(), s.end());
+		s.erase(std::unique(s.begin(), s.end()), s.end());
+	}
 	return succ;
 }
 

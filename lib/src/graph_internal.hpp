@@ -45,6 +45,13 @@ bool identical(const DepTensor &a, const DepTensor &b) noexcept;
 // that touches its out0.
 bool inplace_active(std::span<const DepTensor> tensors, const DepNode &node) noexcept;
 
+// The pairs of distinct nodes (a < b) where a tensor one writes overlaps a
+// tensor the other reads or writes, ascending by (b, a): every pair that
+// can have an edge or a writers conflict.  A sweep over each buffer's
+// byte ranges, so that long chains do not cost O(n^2).
+std::vector<std::pair<std::uint32_t, std::uint32_t>>
+conflict_pairs(std::span<const DepTensor> tensors, std::span<const DepNode> nodes);
+
 // The dependency edges of graphs.rst ("Dependencies"): successors of
 // each node, ascending, without duplicates.  Indices must be valid.
 std::vector<std::vector<std::uint32_t>> dependency_successors(std::span<const DepTensor> tensors,

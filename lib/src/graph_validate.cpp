@@ -687,12 +687,20 @@ std::optional<GraphError> Validator::writers_and_cycles()
 	const auto &t = dep_tensors_;
 	const auto &nodes = dep_nodes_;
 
-	for (std::uint32_t j = 0; j < nodes.size(); j++) {
+	// Only pairs sharing written bytes can conflict; they come by (j, i).
+	const auto pairs = detail::conflict_pairs(t, nodes);
+
+	for (std::size_t first = 0; first < pairs.size();) {
+		const std::uint32_t j = pairs[first].second;
+		std::size_t last = first;
+		while (last < pairs.size() && pairs[last].second == j)
+			last++;
 		const bool j_active = detail::inplace_active(t, nodes[j]);
 		for (unsigned oj = 0; oj < nodes[j].outputs.size(); oj++) {
 			if (oj == 0 && j_active)
 				continue;
-			for (std::uint32_t i = 0; i < j; i++) {
+			for (std::size_t p = first; p < last; p++) {
+				const std::uint32_t i = pairs[p].first;
 				const bool i_active = detail::inplace_active(t, nodes[i]);
 				for (unsigned oi = 0; oi < nodes[i].outputs.size(); oi++) {
 					if (oi == 0 && i_active)
@@ -709,6 +717,7 @@ std::optional<GraphError> Validator::writers_and_cycles()
 				}
 			}
 		}
+		first = last;
 	}
 
 	std::optional<std::uint32_t> stuck;

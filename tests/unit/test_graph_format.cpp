@@ -394,3 +394,93 @@ Test(graph_format, names)
 	cr_expect_str_eq(mcp::to_string(mcp::GraphErrorReason::writers), "writers");
 	cr_expect_eq(mcp::dtype_size(mcp::DType::i32), 4u);
 }
+
+// The edges of rules.md / graphs.rst ("Dependencies") by brute force over
+// every pair, to hold the interval sweep of graph_deps.cpp to the rules.
+static std::vector<std::vector<std::uint32_t>> brute_successors(const mcp::GraphDef &def)
+{
+	const auto overlap = [&](std::uint32_t a, std::uint32_t b) {
+		const auto &x = def.tensors[a], &y = def.tensors[b];
+		const auto xb = def.tensor_bytes(a), yb = def.tensor_bytes(b);
+		return x.buffer == y.buffer && xb && yb && x.offset < y.offset + yb &&
+		       y.offset < x.offset + xb;
+	};
+	const auto identical = [&](std::uint32_t a, std::uint32_t b) {
+		return def.tensors[a].buffer == def.tensors[b].buffer &&
+		       def.tensors[a].offset == def.tensors[b].offset &&
+		       def.tensor_bytes(a) == def.tensor_bytes(b);
+	};
+	const auto active = [&](const mcp::GraphNode &n) {
+		return (n.flags & mcp::graph_node_inplace) && !n.inputs.empty() && !n.outputs.empty() &&
+		       identical(n.outputs[0], n.inputs[0]);
+	};
+	const auto touches = [&](const mcp::GraphNode &m, std::uint32_t t) {
+		for (auto x : m.inputs)
+			if (overlap(x, t))
+				return true;
+		for (auto x : m.outputs)
+			if (overlap(x, t))
+				return true;
+		return false;
+	};
+	const auto reads_from = [&](const mcp::GraphNode &r, const mcp::GraphNode &w) {
+		for (auto o : w.outputs)
+			for (auto i : r.inputs)
+				if (overlap(o, i))
+					return true;
+		return false;
+	};
+	std::vector<std::vector<std::uint32_t>> succ(def.nodes.size());
+	for (std::uint32_t a = 0; a < def.nodes.size(); a++) {
+		for (std::uint32_t b = a + 1; b < def.nodes.size(); b++) {
+			const auto &na = def.nodes[a], &nb = def.nodes[b];
+			if ((active(na) && touches(nb, na.outputs[0])) ||
+			    (active(nb) && touches(na, nb.outputs[0]))) {
+				succ[a].push_back(b);
+				continue;
+			}
+			if (reads_from(nb, na))
+				succ[a].push_back(b);
+			if (reads_from(na, nb))
+				succ[b].push_back(a);
+		}
+	}
+	for (auto &s : succ)
+		std::sort(s.begin(), s.end());
+	return succ;
+}
+
+Test(graph_format, dependency_sweep_matches_brute_force)
+{
+	std::uint64_t s = 99;
+	const auto next = [&](std::uint64_t n) {
+		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+		return (s >> 33) % n;
+	};
+
+	for (int round = 0; round < 300; round++) {
+		mcp::GraphDef def;
+		const unsigned n_tensors = 2 + static_cast<unsigned>(next(12));
+		const unsigned n_nodes = 1 + static_cast<unsigned>(next(14));
+
+		def.buffers = {{"a", 4096, 0, {}, {}}, {"b", 4096, 0, {}, {}}};
+		for (unsigned t = 0; t < n_tensors; t++)
+			def.tensors.push_back({"t" + std::to_string(t),
+					       static_cast<std::uint32_t>(next(2)), mcp::DType::f32,
+					       mcp::Layout::dense, 64 * next(8),
+					       {static_cast<std::uint32_t>(1 + next(48))}});
+		for (unsigned n = 0; n < n_nodes; n++) {
+			mcp::GraphNode node{"n" + std::to_string(n), mcp::Op::wnop, mcp::EngineClass::worker,
+					    static_cast<std::uint8_t>(next(2)), {}, {}, {}};
+			for (auto k = next(5); k > 0; k--)
+				node.inputs.push_back(static_cast<std::uint32_t>(next(n_tensors)));
+			for (auto k = next(3); k > 0; k--)
+				node.outputs.push_back(static_cast<std::uint32_t>(next(n_tensors)));
+			// Sometimes exactly in-place.
+			if (!node.inputs.empty() && !node.outputs.empty() && next(3) == 0)
+				node.outputs[0] = node.inputs[0];
+			def.nodes.push_back(std::move(node));
+		}
+		cr_assert(def.successors() == brute_successors(def), "round %d", round);
+	}
+}
