@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include <mcp/graph.h>
+
 #include "internal.hpp"
 
 struct mcp_device {
@@ -181,6 +183,8 @@ const char *mcp_feature_name(uint64_t feature)
 		return "buffers";
 	case MCP_FEATURE_DMA:
 		return "dma";
+	case MCP_FEATURE_GRAPHS:
+		return "graphs";
 	default:
 		return nullptr;
 	}

@@ -14,6 +14,8 @@
 
 #include <criterion/criterion.h>
 
+#include <mcp/graph.h>
+
 #include "dma_internal.hpp"
 
 using namespace std::chrono_literals;
@@ -107,6 +109,7 @@ Test(dma, names)
 	cr_expect_str_eq(mcp::to_string(mcp::FenceState::timed_out), "timed-out");
 	cr_expect_str_eq(mcp_feature_name(MCP_FEATURE_BUFFERS), "buffers");
 	cr_expect_str_eq(mcp_feature_name(MCP_FEATURE_DMA), "dma");
+	cr_expect_str_eq(mcp_feature_name(MCP_FEATURE_GRAPHS), "graphs");
 	cr_expect_eq(mcp::detail::size_text(64 << 20), "64 MiB");
 	cr_expect_eq(mcp::detail::size_text(4096), "4 KiB");
 	cr_expect_eq(mcp::detail::size_text(1), "1 byte");
