@@ -423,6 +423,19 @@ int op_tile16(std::span<const OpTensor> in, const OpTensor &out)
 	});
 }
 
+// What the validator guarantees, checked again for a worker's job: a
+// known dtype, rank <= 6, every dimension >= 1 (the row loops divide by
+// the last one), bytes that match, memory.
+bool well_formed(const OpTensor &t) noexcept
+{
+	if (!t.data || t.rank > MCP_GRAPH_MAX_RANK || dtype_size(t.dtype) == 0)
+		return false;
+	for (unsigned k = 0; k < t.rank; k++)
+		if (t.dims[k] == 0)
+			return false;
+	return t.bytes == tensor_bytes(t) && t.bytes != 0;
+}
+
 bool kernel_op(std::uint16_t op) noexcept
 {
 	return op == MCP_OP_NOP || op == MCP_OP_COPY || op == MCP_OP_TILE16 ||
@@ -441,9 +454,9 @@ int run_op(std::uint16_t op, std::span<const OpTensor> in, std::span<const OpTen
 	if (out.size() != 1)
 		return -EINVAL;
 	for (const OpTensor &t : in)
-		if (t.bytes != tensor_bytes(t) || !t.data)
+		if (!well_formed(t))
 			return -EINVAL;
-	if (out[0].bytes != tensor_bytes(out[0]) || !out[0].data)
+	if (!well_formed(out[0]))
 		return -EINVAL;
 	try {
 		switch (op) {

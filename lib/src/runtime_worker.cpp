@@ -162,8 +162,10 @@ void worker_loop(RuntimeState &state, Worker &w, StartGate &gate)
 				"registering a worker for node " + std::to_string(w.node));
 		}
 		gate.registered++;
+		// Under the lock: once it is released start() may return and
+		// destroy the gate, so the worker must not touch it after.
+		gate.cv.notify_all();
 	}
-	gate.cv.notify_all();
 	if (err)
 		return;
 	UniqueFd fd(worker_fd);

@@ -471,6 +471,93 @@ TEST(run_inline_matches_the_c_reference)
 	mcp_graph_free(def);
 }
 
+/* in -> COPY on the device's DMA engine -> staged -> RELU (worker) -> out */
+static struct mcp_graph_def *device_copy_graph(struct __test_metadata *_metadata, uint32_t n)
+{
+	struct mcp_graph_def *g = NULL;
+	uint32_t bin, bst, bout, a, b, c, node, dims[1] = { n };
+
+	EXPECT_EQ(0, mcp_graph_new("device_copy", &g));
+	if (!g)
+		return NULL;
+	EXPECT_EQ(0, mcp_graph_add_buffer(g, "in", MCP_GRAPH_BUFFER_INPUT, NULL, &bin));
+	EXPECT_EQ(0, mcp_graph_add_buffer(g, "staged", 0, NULL, &bst));
+	EXPECT_EQ(0, mcp_graph_add_buffer(g, "out", MCP_GRAPH_BUFFER_OUTPUT, NULL, &bout));
+	EXPECT_EQ(0, mcp_graph_add_tensor(g, "a", bin, MCP_GRAPH_DTYPE_F32, dims, 1,
+					  MCP_GRAPH_LAYOUT_DENSE, &a));
+	EXPECT_EQ(0, mcp_graph_add_tensor(g, "b", bst, MCP_GRAPH_DTYPE_F32, dims, 1,
+					  MCP_GRAPH_LAYOUT_DENSE, &b));
+	EXPECT_EQ(0, mcp_graph_add_tensor(g, "c", bout, MCP_GRAPH_DTYPE_F32, dims, 1,
+					  MCP_GRAPH_LAYOUT_DENSE, &c));
+	EXPECT_EQ(0, mcp_graph_add_node(g, "to_device", MCP_GRAPH_OP_COPY, MCP_GRAPH_CLASS_DEVICE,
+					&a, 1, &b, 1, NULL, 0, 0, &node));
+	EXPECT_EQ(0, mcp_graph_add_node(g, "relu", MCP_GRAPH_OP_RELU, MCP_GRAPH_CLASS_WORKER,
+					&b, 1, &c, 1, NULL, 0, 0, &node));
+	return g;
+}
+
+TEST_F(graph, device_engine_is_refused_on_the_host_context)
+{
+	struct mcp_graph_def *def = device_copy_graph(_metadata, 64);
+	struct mcp_graph_invalid err = { .size = sizeof(err) };
+	struct mcp_loaded_graph *lg = NULL;
+
+	ASSERT_NE(NULL, def);
+	EXPECT_EQ(-EINVAL, mcp_runtime_load(self->rt, def, &lg, &err));
+	EXPECT_EQ(MCP_GRAPH_ERROR_ENGINE, err.reason);
+	EXPECT_EQ(MCP_GRAPH_AT_NODE_ENTRY, err.kind);
+	EXPECT_EQ(0, err.index);
+	EXPECT_NE(NULL, strstr(err.message, "node 0")) TH_LOG("%s", err.message);
+	EXPECT_NE(NULL, strstr(mcp_strerror_last(), "engine")) TH_LOG("%s", mcp_strerror_last());
+	mcp_graph_free(def);
+}
+
+TEST(runtime_on_a_device_context_copies_through_its_dma_engine)
+{
+	const uint32_t n = 64;	/* 256 bytes: one edu transfer */
+	char addr[MCP_PCI_ADDR_LEN];
+	struct mcp_device *dev = NULL;
+	struct mcp_accel *accel = NULL;
+	struct mcp_dma *dma = NULL;
+	struct mcp_runtime *rt = NULL;
+	struct mcp_graph_def *def = device_copy_graph(_metadata, n);
+	struct mcp_loaded_graph *lg = NULL;
+	struct mcp_exec_status st;
+	struct mcp_exec_node nodes[2];
+	float *in, *out;
+	uint64_t len;
+	uint32_t index, i;
+
+	ASSERT_NE(NULL, def);
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	ASSERT_EQ(0, mcp_pci_find(EDU_VENDOR, EDU_DEVICE, addr));
+	if (!mcp_pci_bound(addr))
+		ASSERT_EQ(0, mcp_pci_bind(addr));
+	ASSERT_EQ(0, mcp_open(NULL, &dev));
+	ASSERT_EQ(0, mcp_accel_find(dev, addr, &index));
+	ASSERT_EQ(0, mcp_accel_open(dev, index, &accel));
+	ASSERT_EQ(0, mcp_dma_open_accel(accel, &dma)) TH_LOG("%s", mcp_strerror_last());
+	ASSERT_EQ(0, mcp_runtime_new(dma, NULL, &rt)) TH_LOG("%s", mcp_strerror_last());
+	ASSERT_EQ(0, mcp_runtime_load(rt, def, &lg, NULL)) TH_LOG("%s", mcp_strerror_last());
+	ASSERT_EQ(0, mcp_loaded_graph_buffer(lg, 0, (void **)&in, &len));
+	fill_input(in, n, 2.0f);
+	ASSERT_EQ(0, exec_wait(_metadata, rt, lg, NULL, 0, &st, nodes, 2));
+	EXPECT_EQ(MCP_EXEC_DONE, st.state);
+	EXPECT_EQ(MCP_GRAPH_CLASS_DEVICE, nodes[0].engine);
+	EXPECT_EQ(MCP_GRAPH_CLASS_WORKER, nodes[1].engine);
+	EXPECT_LT(0, nodes[1].worker_tid);
+	EXPECT_LE(nodes[0].end_ns, nodes[1].start_ns);
+	ASSERT_EQ(0, mcp_loaded_graph_buffer(lg, 2, (void **)&out, &len));
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(in[i] > 0 ? in[i] : 0.0f, out[i]) TH_LOG("element %u", i);
+	mcp_loaded_graph_free(lg);
+	mcp_runtime_free(rt);
+	mcp_dma_close(dma);
+	mcp_accel_close(accel);
+	mcp_close(dev);
+	mcp_graph_free(def);
+}
+
 /* ---- mcpctl graph ---- */
 
 static char cli_out[1 << 20];

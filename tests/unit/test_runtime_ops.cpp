@@ -244,6 +244,19 @@ Test(runtime_ops, worker_jobs_resolve_through_the_registry)
 	cr_expect_eq(mcp::detail::run_job(reg, job), -EINVAL);
 	job.outputs[0].offset = ~0ULL;
 	cr_expect_eq(mcp::detail::run_job(reg, job), -EINVAL);
+	job.outputs[0].offset = 64;
+	job.op = MCP_OP_SOFTMAX;	// a zero dimension must not divide by zero
+	job.inputs[0].dims[0] = 0;
+	job.outputs[0].dims[0] = 0;
+	cr_expect_eq(mcp::detail::run_job(reg, job), -EINVAL);
+	job.inputs[0].dims[0] = 16;
+	job.outputs[0].dims[0] = 16;
+	job.inputs[0].dtype = 99;
+	cr_expect_eq(mcp::detail::run_job(reg, job), -EINVAL);
+	job.inputs[0].dtype = MCP_DTYPE_F32;
+	cr_expect_eq(mcp::detail::run_job(reg, job), 0);
+	job.op = MCP_OP_RELU;
+	job.outputs[0].offset = ~0ULL;
 	job.n_inputs = 9;
 	cr_expect_eq(mcp::detail::run_job(reg, job), -EINVAL);
 	job.op = MCP_OP_WNOP;
