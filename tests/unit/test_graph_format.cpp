@@ -3,8 +3,10 @@
 // JSON both ways and its error paths, the demo attention block, the
 // dependencies, fill(), and hostile bytes (every prefix, flipped bytes)
 // that must be refused without a crash.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -450,6 +452,28 @@ static std::vector<std::vector<std::uint32_t>> brute_successors(const mcp::Graph
 	return succ;
 }
 
+// Rule 5: output oj of node j overlaps output oi of node i < j and neither
+// is the out0 of an in-place-active node.
+static bool brute_writes_conflict(const mcp::GraphDef &def, std::uint32_t i, std::size_t oi,
+				  std::uint32_t j, std::size_t oj)
+{
+	const auto &ni = def.nodes[i], &nj = def.nodes[j];
+	const auto same = [&](std::uint32_t a, std::uint32_t b) {
+		return def.tensors[a].buffer == def.tensors[b].buffer &&
+		       def.tensors[a].offset == def.tensors[b].offset &&
+		       def.tensor_bytes(a) == def.tensor_bytes(b);
+	};
+	const auto active = [&](const mcp::GraphNode &n) {
+		return (n.flags & mcp::graph_node_inplace) && !n.inputs.empty() &&
+		       !n.outputs.empty() && same(n.outputs[0], n.inputs[0]);
+	};
+	const auto &a = def.tensors[ni.outputs[oi]], &b = def.tensors[nj.outputs[oj]];
+	const auto ab = def.tensor_bytes(ni.outputs[oi]), bb = def.tensor_bytes(nj.outputs[oj]);
+	const bool overlap = a.buffer == b.buffer && a.offset < b.offset + bb && b.offset < a.offset + ab;
+
+	return overlap && !(oj == 0 && active(nj)) && !(oi == 0 && active(ni));
+}
+
 Test(graph_format, dependency_sweep_matches_brute_force)
 {
 	std::uint64_t s = 99;
@@ -457,6 +481,8 @@ Test(graph_format, dependency_sweep_matches_brute_force)
 		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
 		return (s >> 33) % n;
 	};
+
+	unsigned checked_writers = 0, found_writers = 0;
 
 	for (int round = 0; round < 300; round++) {
 		mcp::GraphDef def;
@@ -482,5 +508,29 @@ Test(graph_format, dependency_sweep_matches_brute_force)
 			def.nodes.push_back(std::move(node));
 		}
 		cr_assert(def.successors() == brute_successors(def), "round %d", round);
+
+		// Past the per-node checks, the writers verdict by brute force.
+		const auto e = def.validate();
+		if (e && e->reason != mcp::GraphErrorReason::writers &&
+		    e->reason != mcp::GraphErrorReason::cycle)
+			continue;
+		checked_writers++;
+		std::optional<std::uint32_t> writers_at;
+		for (std::uint32_t j = 0; j < def.nodes.size() && !writers_at; j++)
+			for (std::uint32_t i = 0; i < j && !writers_at; i++)
+				for (std::size_t oj = 0; oj < def.nodes[j].outputs.size(); oj++)
+					for (std::size_t oi = 0; oi < def.nodes[i].outputs.size(); oi++)
+						if (brute_writes_conflict(def, i, oi, j, oj))
+							writers_at = j;
+		if (writers_at) {
+			cr_assert(e && e->reason == mcp::GraphErrorReason::writers && e->index == *writers_at,
+				  "round %d: writers at node %u expected", round, *writers_at);
+			found_writers++;
+		} else {
+			cr_assert(!e || e->reason == mcp::GraphErrorReason::cycle, "round %d", round);
+		}
 	}
+	// The random graphs must reach the writers check, in both verdicts.
+	cr_expect_gt(checked_writers, 20u);
+	cr_expect_gt(found_writers, 5u);
 }
