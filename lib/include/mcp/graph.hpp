@@ -247,8 +247,9 @@ public:
 	// GraphInvalid.
 	static GraphDef parse(std::span<const std::byte> bytes, const GraphLimits &limits = {});
 	// The binary form (names, params and inits in the blob, in entry
-	// order).  Throws GraphInvalid (reason tensor/arity/param/header)
-	// only when a field cannot be encoded: rank > 6, > 4 inputs...
+	// order).  Throws GraphInvalid (reason tensor, arity or header)
+	// only when a field cannot be encoded: rank > 6, > 4 inputs or > 2
+	// outputs, a blob over 4 GiB; everything else is validate()'s.
 	std::vector<std::byte> serialize() const;
 	// None when valid; else the first error, as the kernel would give it.
 	std::optional<GraphError> validate(const GraphLimits &limits = {}) const;
