@@ -321,3 +321,83 @@ Test(abi, buffer_dma_constants)
 	cr_expect_eq(MCP_DMA_ASYNC, 0x1);
 	cr_expect_eq(MCP_DMA_IN_FENCE, 0x2);
 }
+
+/* The binary graph format: a file made once is read by every later module. */
+Test(abi, graph_format_layout)
+{
+	cr_expect_eq(MCP_GRAPH_MAGIC, 0x4850474dU);
+	cr_expect_eq(MCP_GRAPH_VERSION, 1);
+	cr_expect_eq(sizeof(struct mcp_graph_header), 48);
+	cr_expect_eq(OFF(mcp_graph_header, n_buffers), 12);
+	cr_expect_eq(OFF(mcp_graph_header, total_len), 40);
+	cr_expect_eq(sizeof(struct mcp_graph_buffer), 32);
+	cr_expect_eq(OFF(mcp_graph_buffer, init_offset), 20);
+	cr_expect_eq(sizeof(struct mcp_graph_tensor), 48);
+	cr_expect_eq(OFF(mcp_graph_tensor, offset), 8);
+	cr_expect_eq(OFF(mcp_graph_tensor, dims), 16);
+	cr_expect_eq(OFF(mcp_graph_tensor, name_offset), 40);
+	cr_expect_eq(sizeof(struct mcp_graph_node), 48);
+	cr_expect_eq(OFF(mcp_graph_node, inputs), 8);
+	cr_expect_eq(OFF(mcp_graph_node, outputs), 24);
+	cr_expect_eq(OFF(mcp_graph_node, param_offset), 32);
+	cr_expect_eq(sizeof(struct mcp_graph_quant), 8);
+	cr_expect_eq(sizeof(struct mcp_graph_matmul), 8);
+	cr_expect_eq(sizeof(struct mcp_graph_norm), 8);
+	cr_expect_eq(sizeof(struct mcp_graph_matmul_i8), 16);
+	cr_expect_eq(MCP_GRAPH_MAX_RANK, 6);
+	cr_expect_eq(MCP_GRAPH_MAX_INPUTS, 4);
+	cr_expect_eq(MCP_GRAPH_MAX_OUTPUTS, 2);
+	cr_expect_eq(MCP_GRAPH_MAX_PARAM, 256);
+	cr_expect_eq(MCP_GRAPH_ALIGN, 64);
+	cr_expect_eq(MCP_OP_NOP, 1);
+	cr_expect_eq(MCP_OP_DEQUANT_I8, 5);
+	cr_expect_eq(MCP_OP_WNOP, 64);
+	cr_expect_eq(MCP_OP_MATMUL_I8, 71);
+	cr_expect_eq(MCP_GRAPH_ERR_CYCLE, 14);
+}
+
+Test(abi, graph_ioctl_layouts)
+{
+	cr_expect_eq(sizeof(struct mcp_graph_create), MCP_GRAPH_CREATE_SIZE_VER0);
+	cr_expect_eq(sizeof(struct mcp_graph_create), 56);
+	cr_expect_eq(OFF(mcp_graph_create, graph), 8);
+	cr_expect_eq(OFF(mcp_graph_create, handles), 24);
+	cr_expect_eq(OFF(mcp_graph_create, handle), 36);
+	cr_expect_eq(OFF(mcp_graph_create, error_index), 48);
+	cr_expect_eq(sizeof(struct mcp_graph_binding), 8);
+	cr_expect_eq(sizeof(struct mcp_graph_exec), MCP_GRAPH_EXEC_SIZE_VER0);
+	cr_expect_eq(sizeof(struct mcp_graph_exec), 48);
+	cr_expect_eq(OFF(mcp_graph_exec, bindings), 16);
+	cr_expect_eq(OFF(mcp_graph_exec, timeout_ms), 28);
+	cr_expect_eq(OFF(mcp_graph_exec, out_fence), 32);
+	cr_expect_eq(OFF(mcp_graph_exec, exec_id), 40);
+	cr_expect_eq(sizeof(struct mcp_graph_node_status), 32);
+	cr_expect_eq(sizeof(struct mcp_graph_status), MCP_GRAPH_STATUS_SIZE_VER0);
+	cr_expect_eq(sizeof(struct mcp_graph_status), 64);
+	cr_expect_eq(OFF(mcp_graph_status, nodes), 16);
+	cr_expect_eq(OFF(mcp_graph_status, state), 28);
+	cr_expect_eq(OFF(mcp_graph_status, failed_node), 36);
+	cr_expect_eq(OFF(mcp_graph_status, submit_ns), 48);
+	cr_expect_eq(OFF(mcp_graph_status, end_ns), 56);
+	cr_expect_eq(sizeof(struct mcp_graph_destroy), MCP_GRAPH_DESTROY_SIZE_VER0);
+	cr_expect_eq(sizeof(struct mcp_worker_register), MCP_WORKER_REGISTER_SIZE_VER0);
+	cr_expect_eq(sizeof(struct mcp_worker_tensor), 40);
+	cr_expect_eq(sizeof(struct mcp_worker_job), 536);
+	cr_expect_eq(OFF(mcp_worker_job, inputs), 40);
+	cr_expect_eq(OFF(mcp_worker_job, outputs), 200);
+	cr_expect_eq(OFF(mcp_worker_job, param), 280);
+	cr_expect_eq(sizeof(struct mcp_job_done), MCP_JOB_DONE_SIZE_VER0);
+	cr_expect_eq(OFF(mcp_job_done, job_id), 8);
+	cr_expect_eq(OFF(mcp_job_done, result), 16);
+	cr_expect_eq(MCP_FEAT_GRAPHS, 1ULL << 7);
+}
+
+Test(abi, ioctl_graphs)
+{
+	cr_expect_eq(MCP_IOC_GRAPH_CREATE, 0xC038E630u);
+	cr_expect_eq(MCP_IOC_GRAPH_EXEC, 0xC030E631u);
+	cr_expect_eq(MCP_IOC_GRAPH_STATUS, 0xC040E632u);
+	cr_expect_eq(MCP_IOC_GRAPH_DESTROY, 0x4010E633u);
+	cr_expect_eq(MCP_IOC_WORKER_REGISTER, 0xC010E634u);
+	cr_expect_eq(MCP_IOC_JOB_DONE, 0x4018E638u);
+}
