@@ -250,8 +250,24 @@ Runtime::Runtime(const Dma &ctx, const RuntimeOptions &options)
 }
 
 Runtime::Runtime(Runtime &&) noexcept = default;
-Runtime &Runtime::operator=(Runtime &&) noexcept = default;
-Runtime::~Runtime() = default;
+
+Runtime &Runtime::operator=(Runtime &&other) noexcept
+{
+	if (this != &other) {
+		if (state_)
+			state_->stop_workers();
+		state_ = std::move(other.state_);
+	}
+	return *this;
+}
+
+// LoadedGraphs share the state (for GRAPH_DESTROY on the context fd):
+// stop the workers now rather than when the last of them goes.
+Runtime::~Runtime()
+{
+	if (state_)
+		state_->stop_workers();
+}
 
 const Dma &Runtime::context() const noexcept
 {

@@ -447,6 +447,31 @@ TEST_F(graph, reexecution_with_other_bindings)
 	mcp_graph_free(def);
 }
 
+TEST_F(graph, loaded_graph_outlives_its_runtime)
+{
+	const uint32_t n = 256;
+	struct mcp_graph_def *def = diamond(_metadata, n);
+	struct mcp_loaded_graph *lg = NULL;
+	struct mcp_exec_status st;
+	float *in, *out;
+	uint64_t len;
+
+	ASSERT_NE(NULL, def);
+	ASSERT_EQ(0, mcp_runtime_load(self->rt, def, &lg, NULL)) TH_LOG("%s", mcp_strerror_last());
+	ASSERT_EQ(0, mcp_loaded_graph_buffer(lg, 0, (void **)&in, &len));
+	fill_input(in, n, 3.0f);
+	ASSERT_EQ(0, exec_wait(_metadata, self->rt, lg, NULL, 0, &st, NULL, 0));
+	EXPECT_EQ(MCP_EXEC_DONE, st.state);
+	EXPECT_LE(1, mcp_runtime_worker_count(self->rt));
+	/* the workers stop with the runtime; the graph and its memory stay */
+	mcp_runtime_free(self->rt);
+	self->rt = NULL;
+	ASSERT_EQ(0, mcp_loaded_graph_buffer(lg, 2, (void **)&out, &len));
+	EXPECT_LE(diamond_error(in, out, n), DIAMOND_TOLERANCE);
+	mcp_loaded_graph_free(lg);
+	mcp_graph_free(def);
+}
+
 TEST(run_inline_matches_the_c_reference)
 {
 	const uint32_t n = 777;

@@ -125,7 +125,8 @@ struct ExecStatus {
 
 // The graph runtime of one context.  Move-only; destruction stops the
 // workers (a job being run is finished and reported first) and must come
-// after every LoadedGraph's last execution has ended.
+// after every LoadedGraph's last execution has ended.  LoadedGraphs may
+// outlive it (their buffers stay; they can no longer run compute nodes).
 class MCP_EXPORT Runtime {
 public:
 	// Starts the workers on @ctx (the host context or a device's).  Throws
