@@ -142,7 +142,9 @@ fi
 # libmcp dlopen()s OpenBLAS on a graph's first MATMUL, which ldd cannot
 # see: copy it under the name the loader's cache gives (Debian's
 # alternatives symlink, resolved by copy_abs) and what it needs.
-blas=$(ldconfig -p | awk '$1 == "libopenblas.so.0" && /x86-64/ { print $NF; exit }')
+# awk reads to the end: exiting early would kill ldconfig with SIGPIPE,
+# which pipefail turns into a failed build under run-vm.py.
+blas=$(ldconfig -p | awk '$1 == "libopenblas.so.0" && /x86-64/ && !found { found = $NF } END { print found }')
 if [ -n "$blas" ]; then
 	copy_abs "$blas"
 	copy_libs "$blas"
