@@ -12,6 +12,7 @@
  */
 #include "mcp_bo.h"
 #include "mcp_dev.h"
+#include "mcp_fence.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -128,27 +129,6 @@ static int engine_info(int fd, __u32 engine, struct mcp_engine_info *info)
 	info->size = sizeof(*info);
 	info->engine = engine;
 	return mcp_ioctl(fd, MCP_IOC_ENGINE_INFO, info);
-}
-
-/* SYNC_IOC_FILE_INFO status: 1 signalled, 0 pending, <0 the error. */
-static int fence_status(int fence)
-{
-	struct sync_file_info info = { 0 };
-
-	if (ioctl(fence, SYNC_IOC_FILE_INFO, &info) < 0)
-		return -1000 - errno;
-	return info.status;
-}
-
-/* poll() for POLLIN up to ms: 1 signalled, 0 not yet, -errno. */
-static int fence_wait(int fence, int ms)
-{
-	struct pollfd p = { .fd = fence, .events = POLLIN };
-	int n = poll(&p, 1, ms);
-
-	if (n < 0)
-		return -errno;
-	return n && (p.revents & POLLIN);
 }
 
 static int set_fault(const char *what)

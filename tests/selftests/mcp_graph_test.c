@@ -13,6 +13,7 @@
  */
 #include "mcp_bo.h"
 #include "mcp_dev.h"
+#include "mcp_fence.h"
 #include "../graph_cases/mcp_graph_cases.h"
 
 #include <limits.h>
@@ -197,27 +198,6 @@ static int graph_status(int fd, __u64 exec_id, struct mcp_graph_node_status *nod
 	st->nodes = (__u64)(uintptr_t)nodes;
 	st->n_nodes = n;
 	return mcp_ioctl(fd, MCP_IOC_GRAPH_STATUS, st);
-}
-
-/* SYNC_IOC_FILE_INFO status: 1 signalled, 0 pending, <0 the error. */
-static int fence_status(int fence)
-{
-	struct sync_file_info info = { 0 };
-
-	if (ioctl(fence, SYNC_IOC_FILE_INFO, &info) < 0)
-		return -1000 - errno;
-	return info.status;
-}
-
-/* poll() for POLLIN up to ms: 1 signalled, 0 not yet, -errno. */
-static int fence_wait(int fence, int ms)
-{
-	struct pollfd p = { .fd = fence, .events = POLLIN };
-	int n = poll(&p, 1, ms);
-
-	if (n < 0)
-		return -errno;
-	return n && (p.revents & POLLIN);
 }
 
 /* Waits for the fence and closes it: its status (1 or -errno), or -9999. */
