@@ -39,16 +39,6 @@ int graph_fail(int errnum, const char *msg) noexcept
 	return mcp::detail::c_api_fail(errnum, msg);
 }
 
-void put_error(struct mcp_graph_invalid *err, const mcp::GraphError &e) noexcept
-{
-	if (!err || err->size < sizeof(*err))
-		return;
-	err->reason = static_cast<std::uint32_t>(e.reason);
-	err->kind = static_cast<std::uint32_t>(e.kind);
-	err->index = e.index;
-	std::snprintf(err->message, sizeof(err->message), "%s", e.message.c_str());
-}
-
 void clear_error(struct mcp_graph_invalid *err) noexcept
 {
 	if (!err || err->size < sizeof(*err))
@@ -66,7 +56,7 @@ int graph_guard(struct mcp_graph_invalid *err, Fn &&fn) noexcept
 	try {
 		return fn();
 	} catch (const mcp::GraphInvalid &e) {
-		put_error(err, e.error());
+		mcp::detail::put_graph_invalid(err, e.error());
 		return graph_fail(EINVAL, e.what());
 	} catch (const mcp::Error &e) {
 		return graph_fail(e.errnum(), e.what());
@@ -483,3 +473,13 @@ const char *mcp_graph_error_name(uint32_t reason)
 }
 
 } // extern "C"
+
+void mcp::detail::put_graph_invalid(struct mcp_graph_invalid *err, const mcp::GraphError &e) noexcept
+{
+	if (!err || err->size < sizeof(*err))
+		return;
+	err->reason = static_cast<std::uint32_t>(e.reason);
+	err->kind = static_cast<std::uint32_t>(e.kind);
+	err->index = e.index;
+	std::snprintf(err->message, sizeof(err->message), "%s", e.message.c_str());
+}

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "graph_internal.hpp"
 #include "runtime_internal.hpp"
 
 struct mcp_runtime {
@@ -29,15 +30,6 @@ int rt_fail(int errnum, const char *msg) noexcept
 	return mcp::detail::c_api_fail(errnum, msg);
 }
 
-void fill_invalid(struct mcp_graph_invalid *err, const mcp::GraphError &e) noexcept
-{
-	if (!err || err->size < sizeof(*err))
-		return;
-	err->reason = static_cast<std::uint32_t>(e.reason);
-	err->kind = static_cast<std::uint32_t>(e.kind);
-	err->index = e.index;
-	std::snprintf(err->message, sizeof(err->message), "%s", e.message.c_str());
-}
 
 // Runs @fn, translating exceptions into a negative errno; a GraphInvalid
 // also fills @invalid.
@@ -48,7 +40,7 @@ int rt_guard(Fn &&fn, struct mcp_graph_invalid *invalid = nullptr) noexcept
 		fn();
 		return 0;
 	} catch (const mcp::GraphInvalid &e) {
-		fill_invalid(invalid, e.error());
+		mcp::detail::put_graph_invalid(invalid, e.error());
 		return rt_fail(e.errnum(), e.what());
 	} catch (const mcp::Error &e) {
 		return rt_fail(e.errnum(), e.what());

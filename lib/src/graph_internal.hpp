@@ -80,6 +80,10 @@ GraphError make_graph_error(GraphErrorReason reason, GraphErrorKind kind, std::u
 std::vector<std::byte> init_bytes(const GraphInit &init);
 std::optional<GraphInit> decode_init(std::span<const std::byte> bytes);
 
+// A refusal into the C API's struct mcp_graph_invalid (ignored when @err is
+// NULL or older than this library's); c_api_graph.cpp and c_api_runtime.cpp.
+void put_graph_invalid(struct mcp_graph_invalid *err, const GraphError &e) noexcept;
+
 } // namespace mcp::detail
 
 #endif // MCP_SRC_GRAPH_INTERNAL_HPP
