@@ -338,14 +338,15 @@ static inline void mcp_select_tests(int argc, char **argv)
 #define MCP_MCPCTL_PATH	"/opt/mcp/bin/mcpctl"
 
 /*
- * Runs mcpctl with @argv (NULL-terminated, without argv[0]); stdout and
- * stderr go to @out (NUL-terminated).  Returns the exit status, or -1.
+ * Starts mcpctl with @argv (NULL-terminated, without argv[0]) as @uid (0:
+ * unchanged), its stdout and stderr into a pipe.  Returns its pid and the
+ * pipe's read end in @fd, or -1.
  */
-static inline int mcp_run_mcpctl(char *out, size_t len, const char *const *argv)
+static inline pid_t mcp_start_mcpctl(int *fd, uid_t uid, const char *const *argv)
 {
 	const char *args[32] = { "mcpctl" };
-	size_t n = 1, total = 0;
-	int pipefd[2], status;
+	int pipefd[2];
+	size_t n = 1;
 	pid_t pid;
 
 	while (argv[n - 1] && n < 31) {
@@ -356,32 +357,68 @@ static inline int mcp_run_mcpctl(char *out, size_t len, const char *const *argv)
 	if (pipe(pipefd))
 		return -1;
 	pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		close(pipefd[0]);
+		close(pipefd[1]);
 		return -1;
+	}
 	if (pid == 0) {
 		dup2(pipefd[1], 1);
 		dup2(pipefd[1], 2);
 		close(pipefd[0]);
 		close(pipefd[1]);
+		if (uid && (setgid(uid) || setuid(uid)))
+			_exit(125);
 		execv(MCP_MCPCTL_PATH, (char *const *)args);
 		_exit(126);
 	}
 	close(pipefd[1]);
-	for (;;) {
-		ssize_t r = read(pipefd[0], out + total, len - 1 - total);
+	*fd = pipefd[0];
+	return pid;
+}
 
-		if (r <= 0 || total + r >= len - 1) {
-			if (r > 0)
-				total += r;
+/*
+ * Reads @fd to its end (or until @out is full) into @out, NUL-terminated,
+ * closes it and reaps @pid.  Returns mcpctl's exit status, or -1.
+ */
+static inline int mcp_finish_mcpctl(pid_t pid, int fd, char *out, size_t len)
+{
+	size_t total = 0;
+	int status;
+
+	for (;;) {
+		ssize_t r = read(fd, out + total, len - 1 - total);
+
+		if (r <= 0)
 			break;
-		}
 		total += r;
+		if (total >= len - 1)
+			break;
 	}
 	out[total] = '\0';
-	close(pipefd[0]);
+	close(fd);
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);
+}
+
+/*
+ * Runs mcpctl with @argv (NULL-terminated, without argv[0]) as @uid (0:
+ * unchanged); stdout and stderr go to @out (NUL-terminated).  Returns the
+ * exit status, or -1.
+ */
+static inline int mcp_run_mcpctl_as(char *out, size_t len, uid_t uid,
+				    const char *const *argv)
+{
+	int fd;
+	pid_t pid = mcp_start_mcpctl(&fd, uid, argv);
+
+	return pid < 0 ? -1 : mcp_finish_mcpctl(pid, fd, out, len);
+}
+
+static inline int mcp_run_mcpctl(char *out, size_t len, const char *const *argv)
+{
+	return mcp_run_mcpctl_as(out, len, 0, argv);
 }
 
 #define MCP_MCPCTL(out, ...) \

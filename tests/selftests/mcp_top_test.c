@@ -14,77 +14,9 @@
 
 #include "mcp_test.h"
 
-#define MCPCTL_PATH	"/opt/mcp/bin/mcpctl"
 #define NOBODY		65534
 
-/*
- * Starts mcpctl with @argv (NULL-terminated, without argv[0]) as @uid (0:
- * unchanged), stdout and stderr into a pipe; its pid, the pipe in @fd.
- */
-static pid_t start_mcpctl(int *fd, uid_t uid, const char *const *argv)
-{
-	const char *args[32] = { "mcpctl" };
-	int pipefd[2];
-	size_t n = 1;
-	pid_t pid;
-
-	while (argv[n - 1] && n < 31) {
-		args[n] = argv[n - 1];
-		n++;
-	}
-	args[n] = NULL;
-	if (pipe(pipefd))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		dup2(pipefd[1], 1);
-		dup2(pipefd[1], 2);
-		close(pipefd[0]);
-		close(pipefd[1]);
-		if (uid && (setgid(uid) || setuid(uid)))
-			_exit(125);
-		execv(MCPCTL_PATH, (char *const *)args);
-		_exit(126);
-	}
-	close(pipefd[1]);
-	*fd = pipefd[0];
-	return pid;
-}
-
-/* Reads @fd to its end into @out (NUL-terminated); the exit status of @pid. */
-static int finish_mcpctl(pid_t pid, int fd, char *out, size_t len)
-{
-	size_t total = 0;
-	int status;
-
-	for (;;) {
-		ssize_t r = read(fd, out + total, len - 1 - total);
-
-		if (r <= 0)
-			break;
-		total += r;
-		if (total >= len - 1)
-			break;
-	}
-	out[total] = '\0';
-	close(fd);
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
-}
-
-static int run_mcpctl(char *out, size_t len, uid_t uid, const char *const *argv)
-{
-	int fd;
-	pid_t pid = start_mcpctl(&fd, uid, argv);
-
-	return pid < 0 ? -1 : finish_mcpctl(pid, fd, out, len);
-}
-
-#define MCPCTL(out, ...) \
-	run_mcpctl(out, sizeof(out), 0, (const char *const[]){ __VA_ARGS__, NULL })
+#define MCPCTL(out, ...) MCP_MCPCTL(out, __VA_ARGS__)
 
 /* A child process that spins until killed. */
 static pid_t fork_busy(void)
@@ -231,8 +163,8 @@ FIXTURE(top) {
 
 FIXTURE_SETUP(top)
 {
-	if (access(MCPCTL_PATH, X_OK))
-		SKIP(return, "%s not in this image", MCPCTL_PATH);
+	if (access(MCP_MCPCTL_PATH, X_OK))
+		SKIP(return, "%s not in this image", MCP_MCPCTL_PATH);
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		SKIP(return, "this kernel has no BTF");
 	ASSERT_EQ(0, mcp_ensure_loaded());
@@ -305,8 +237,8 @@ TEST_F_TIMEOUT(top, placement_counted, 120)
 	int fd;
 	pid_t top;
 
-	top = start_mcpctl(&fd, 0, (const char *const[]){ "top", "-p", self->pid, "6", "1",
-							   "--json", NULL });
+	top = mcp_start_mcpctl(&fd, 0, (const char *const[]){ "top", "-p", self->pid,
+							       "6", "1", "--json", NULL });
 	ASSERT_LT(0, top);
 	/*
 	 * The mcp tracer attaches last; top then resets the counters once
@@ -316,7 +248,7 @@ TEST_F_TIMEOUT(top, placement_counted, 120)
 	sleep(1);
 	ASSERT_EQ(0, MCPCTL(place_out, "place", "-p", self->pid, "--node", "0"))
 		TH_LOG("%s", place_out);
-	ASSERT_EQ(0, finish_mcpctl(top, fd, self->out, sizeof(self->out)))
+	ASSERT_EQ(0, mcp_finish_mcpctl(top, fd, self->out, sizeof(self->out)))
 		TH_LOG("%s", self->out);
 	parse_top(self->out, self->busy, &r);
 	EXPECT_EQ(1, r.objects);
@@ -346,8 +278,8 @@ TEST_F_TIMEOUT(top, without_module, 120)
 /* Not root: one line naming what is missing, exit 1. */
 TEST_F_TIMEOUT(top, not_root, 60)
 {
-	ASSERT_EQ(1, run_mcpctl(self->out, sizeof(self->out), NOBODY,
-				(const char *const[]){ "top", "1", "1", NULL }))
+	ASSERT_EQ(1, mcp_run_mcpctl_as(self->out, sizeof(self->out), NOBODY,
+				       (const char *const[]){ "top", "1", "1", NULL }))
 		TH_LOG("%s", self->out);
 	EXPECT_EQ(0, strncmp(self->out, "mcpctl: ", 8)) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "root")) TH_LOG("%s", self->out);
