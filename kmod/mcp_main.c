@@ -55,6 +55,7 @@ union mcp_ioctl_arg {
 	struct mcp_graph_destroy graph_destroy;
 	struct mcp_worker_register_karg worker_register;
 	struct mcp_job_done job_done;
+	struct mcp_jobs_done jobs_done;
 };
 
 /* mcp_ioctl_call() relies on "size" coming first in every argument. */
@@ -82,6 +83,7 @@ static_assert(offsetof(struct mcp_graph_status, size) == 0);
 static_assert(offsetof(struct mcp_graph_destroy, size) == 0);
 static_assert(offsetof(struct mcp_worker_register_karg, arg.size) == 0);
 static_assert(offsetof(struct mcp_job_done, size) == 0);
+static_assert(offsetof(struct mcp_jobs_done, size) == 0);
 static_assert(sizeof(struct mcp_version) >= MCP_VERSION_SIZE_VER0);
 static_assert(sizeof(struct mcp_topology) >= MCP_TOPOLOGY_SIZE_VER0);
 static_assert(sizeof(struct mcp_place) >= MCP_PLACE_SIZE_VER0);
@@ -107,6 +109,7 @@ static_assert(sizeof(struct mcp_graph_destroy) >= MCP_GRAPH_DESTROY_SIZE_VER0);
 static_assert(sizeof(struct mcp_worker_register) >=
 	      MCP_WORKER_REGISTER_SIZE_VER0);
 static_assert(sizeof(struct mcp_job_done) >= MCP_JOB_DONE_SIZE_VER0);
+static_assert(sizeof(struct mcp_jobs_done) >= MCP_JOBS_DONE_SIZE_VER0);
 static_assert(sizeof(union mcp_ioctl_arg) <= MCP_ARG_SIZE_MAX);
 
 /* Every /dev/mcp file is a host context (mcp_ctx.h). */

@@ -16,7 +16,9 @@
  *		engine (mcp_dma_submit_kernel()) and waits for its fence
  *   WORKER	the context's job queue, claimed by a worker fd
  *		(mcp_worker.c) of the node holding most of its input bytes,
- *		else of the nearest node by SLIT distance that has workers
+ *		else of the nearest node by SLIT distance that has workers;
+ *		a read with room for more also claims the jobs chained
+ *		after it, which start at their predecessor's success
  *
  * A failing node fails the execution with its index; its dependents and
  * every node not started end with -ECANCELED, and the out-fence signals
@@ -397,6 +399,27 @@ static void mcp_job_ready_locked(struct mcp_exec *exec, struct mcp_job *job)
 	queue_work_node(node, mcp_graph_wq, &job->work);
 }
 
+/* A chained job's predecessor succeeded: it runs on its worker now. */
+static void mcp_job_start_chained_locked(struct mcp_exec *exec,
+					 struct mcp_job *job)
+{
+	const struct mcp_graph_node *n = &exec->graph->nodes[job->index];
+	struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
+
+	mcp_counter_inc(MCP_CTR_GRAPH_JOBS_TOTAL);
+	trace_mcp_graph_job_submit(exec->rec->id, job->index, n->op,
+				   n->engine);
+	job->state = MCP_JOB_RUNNING;
+	job->attempts++;
+	exec->running++;
+	st->numa_node = job->worker->node;
+	st->worker_tid = job->tid;
+	st->start_ns = ktime_get_ns();
+	trace_mcp_graph_job_start(exec->rec->id, job->index, n->op, n->engine,
+				  st->numa_node, raw_smp_processor_id(),
+				  st->worker_tid);
+}
+
 /* Ends @job with @result; its successors may become ready. */
 static void __mcp_job_end_locked(struct mcp_exec *exec, struct mcp_job *job,
 				 int result)
@@ -411,7 +434,9 @@ static void __mcp_job_end_locked(struct mcp_exec *exec, struct mcp_job *job,
 	     st->engine != MCP_GRAPH_ENGINE_WORKER))
 		exec->running--;
 	if (job->state == MCP_JOB_RUNNING) {
-		st->end_ns = ktime_get_ns();
+		/* A worker's report may have set its own end time. */
+		if (!st->end_ns)
+			st->end_ns = ktime_get_ns();
 		mcp_job_trace_done(exec, job);
 	}
 	job->state = MCP_JOB_DONE;
@@ -432,7 +457,11 @@ static void __mcp_job_end_locked(struct mcp_exec *exec, struct mcp_job *job,
 		     i < graph->succ_start[job->index + 1]; i++) {
 			struct mcp_job *succ = &exec->jobs[graph->succ[i]];
 
-			if (!--succ->deps_left)
+			if (--succ->deps_left)
+				continue;
+			if (succ->worker)
+				mcp_job_start_chained_locked(exec, succ);
+			else
 				mcp_job_ready_locked(exec, succ);
 		}
 	}
@@ -500,6 +529,9 @@ static void mcp_exec_fail_locked(struct mcp_exec *exec, int error, s32 node)
 		     rec->nodes[i].engine == MCP_GRAPH_ENGINE_WORKER)) {
 			if (job->state == MCP_JOB_QUEUED)
 				list_del_init(&job->link);
+			else if (job->worker)
+				/* Chained: claimed until its worker reports it. */
+				job->abandoned = true;
 			job->state = MCP_JOB_DONE;
 			rec->nodes[i].result = -ECANCELED;
 			exec->left--;
@@ -542,28 +574,13 @@ static bool mcp_exec_check_end_locked(struct mcp_exec *exec)
 
 /* For mcp_worker.c */
 
-void mcp_sched_claim_locked(struct mcp_job *job, struct mcp_worker *w,
-			    struct mcp_worker_job *out)
+/* What a read returns for @job. */
+static void mcp_job_fill_locked(struct mcp_exec *exec, struct mcp_job *job,
+				struct mcp_worker_job *out)
 {
-	struct mcp_exec *exec = job->exec;
 	const struct mcp_graph *graph = exec->graph;
 	const struct mcp_graph_node *n = &graph->nodes[job->index];
-	struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
 	u32 k;
-
-	list_move_tail(&job->link, &w->claimed);
-	job->worker = w;
-	job->state = MCP_JOB_RUNNING;
-	job->attempts++;
-	exec->running++;
-	kref_get(&exec->ref);
-
-	st->numa_node = w->node;
-	st->worker_tid = task_pid_vnr(current);
-	st->start_ns = ktime_get_ns();
-	trace_mcp_graph_job_start(exec->rec->id, job->index, n->op, n->engine,
-				  w->node, raw_smp_processor_id(),
-				  st->worker_tid);
 
 	memset(out, 0, sizeof(*out));
 	out->job_id = job->id;
@@ -589,6 +606,74 @@ void mcp_sched_claim_locked(struct mcp_job *job, struct mcp_worker *w,
 		memcpy(wt->dims, t->dims, sizeof(wt->dims));
 	}
 	memcpy(out->param, graph->blob + n->param_offset, n->param_len);
+}
+
+void mcp_sched_claim_locked(struct mcp_job *job, struct mcp_worker *w,
+			    struct mcp_worker_job *out)
+{
+	struct mcp_exec *exec = job->exec;
+	const struct mcp_graph_node *n = &exec->graph->nodes[job->index];
+	struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
+
+	list_move_tail(&job->link, &w->claimed);
+	job->worker = w;
+	job->state = MCP_JOB_RUNNING;
+	job->attempts++;
+	job->tid = task_pid_vnr(current);
+	job->claim_ns = ktime_get_ns();
+	exec->running++;
+	kref_get(&exec->ref);
+
+	st->numa_node = w->node;
+	st->worker_tid = job->tid;
+	st->start_ns = job->claim_ns;
+	trace_mcp_graph_job_start(exec->rec->id, job->index, n->op, n->engine,
+				  w->node, raw_smp_processor_id(),
+				  st->worker_tid);
+	mcp_job_fill_locked(exec, job, out);
+}
+
+struct mcp_job *mcp_sched_chain_locked(struct mcp_job *prev,
+				       struct mcp_worker *w,
+				       struct mcp_worker_job *out)
+{
+	struct mcp_exec *exec = prev->exec;
+	const struct mcp_graph *graph = exec->graph;
+	u32 first = graph->succ_start[prev->index];
+	struct mcp_job *job;
+	int target;
+
+	if (exec->rec->result || exec->stop ||
+	    graph->succ_start[prev->index + 1] - first != 1)
+		return NULL;
+	job = &exec->jobs[graph->succ[first]];
+	/* One dependency left: @prev's, as @prev has not ended. */
+	if (job->state != MCP_JOB_WAITING || job->worker ||
+	    job->deps_left != 1 ||
+	    graph->nodes[job->index].engine != MCP_GRAPH_ENGINE_WORKER)
+		return NULL;
+	target = mcp_job_target(exec, job);
+	if (target != NUMA_NO_NODE &&
+	    mcp_sched_route_locked(exec->sched, target) != w->node)
+		return NULL;
+
+	job->target = target;
+	job->id = ++exec->sched->last_job_id;
+	job->worker = w;
+	job->tid = task_pid_vnr(current);
+	job->claim_ns = ktime_get_ns();
+	list_add_tail(&job->link, &w->claimed);
+	kref_get(&exec->ref);
+	mcp_job_fill_locked(exec, job, out);
+	out->flags = MCP_WORKER_JOB_CHAINED;
+	return job;
+}
+
+void mcp_sched_unchain_locked(struct mcp_job *job)
+{
+	list_del_init(&job->link);
+	job->worker = NULL;
+	job->target = NUMA_NO_NODE;
 }
 
 struct mcp_exec *mcp_sched_unclaim_locked(struct mcp_job *job)
@@ -637,6 +722,19 @@ struct mcp_exec *mcp_sched_job_done_locked(struct mcp_job *job, int result,
 		result = exec->rec->result ? -ECANCELED : -EPIPE;
 	list_del_init(&job->link);
 	return mcp_job_end_locked(exec, job, result) ? exec : NULL;
+}
+
+struct mcp_exec *mcp_sched_job_report_locked(struct mcp_job *job, int result,
+					     u64 start_ns, u64 end_ns)
+{
+	struct mcp_graph_node_status *st = &job->exec->rec->nodes[job->index];
+	u64 now = ktime_get_ns();
+
+	if (start_ns)
+		st->start_ns = clamp(start_ns, job->claim_ns, now);
+	if (end_ns)
+		st->end_ns = clamp(end_ns, st->start_ns, now);
+	return mcp_sched_job_done_locked(job, result, false);
 }
 
 /* Execution life cycle */

@@ -81,13 +81,19 @@ enum mcp_job_state {
  * @deps_left:	nodes it still waits for
  * @state:	enum mcp_job_state
  * @attempts:	worker jobs: times a worker claimed it
- * @abandoned:	worker jobs: ended (time-out, close) while claimed; the
- *		worker's JOB_DONE for it then returns -ECANCELED
+ * @abandoned:	worker jobs: ended (time-out, close, a failed predecessor
+ *		of a chained job) while claimed; the worker's report of it
+ *		then returns -ECANCELED
  * @target:	worker jobs: NUMA node holding most of its input bytes,
  *		NUMA_NO_NODE when none is known
  * @id:		worker jobs: the job id while queued or claimed
  * @link:	worker jobs: in mcp_sched.jobs, or the claiming worker's list
- * @worker:	worker jobs: the worker that claimed it
+ * @worker:	worker jobs: the worker that claimed it; set on a WAITING job,
+ *		it is chained (claimed by a read, started when its
+ *		predecessor succeeds)
+ * @tid:	worker jobs: the thread whose read claimed it
+ * @claim_ns:	worker jobs: when that read claimed it; reported start
+ *		times are clamped to it
  * @work:	kernel jobs: runs it on the graph workqueue
  */
 struct mcp_job {
@@ -101,6 +107,8 @@ struct mcp_job {
 	u64 id;
 	struct list_head link;
 	struct mcp_worker *worker;
+	pid_t tid;
+	u64 claim_ns;
 	struct work_struct work;
 };
 
@@ -130,6 +138,19 @@ struct mcp_job *mcp_sched_next_job_locked(struct mcp_sched *sched,
 void mcp_sched_claim_locked(struct mcp_job *job, struct mcp_worker *w,
 			    struct mcp_worker_job *out);
 /*
+ * Claims for @w the job chained after @prev (uapi/linux/mcp.h, "struct
+ * mcp_worker_register", has the rule) and fills @out; NULL when none is.
+ */
+struct mcp_job *mcp_sched_chain_locked(struct mcp_job *prev,
+				       struct mcp_worker *w,
+				       struct mcp_worker_job *out);
+/*
+ * A chained job not started leaves its worker (read failed, fd closed):
+ * it waits for its predecessor again, not counted as an attempt.  The
+ * claim's execution reference is the caller's to drop.
+ */
+void mcp_sched_unchain_locked(struct mcp_job *job);
+/*
  * Puts a claimed job back (its read failed), not counted as an attempt;
  * if its execution failed meanwhile it ends instead.  Return: as
  * mcp_sched_job_done_locked().
@@ -143,6 +164,13 @@ struct mcp_exec *mcp_sched_unclaim_locked(struct mcp_job *job);
  */
 struct mcp_exec *mcp_sched_job_done_locked(struct mcp_job *job, int result,
 					   bool worker_gone);
+/*
+ * A worker's report of a running job with its own start and end times
+ * (0: the kernel's), clamped into [the claim, now] and [the start, now].
+ * Return: as mcp_sched_job_done_locked().
+ */
+struct mcp_exec *mcp_sched_job_report_locked(struct mcp_job *job, int result,
+					     u64 start_ns, u64 end_ns);
 /*
  * Ends @exec once mcp_sched.lock is dropped; process context.  Every
  * claimed job holds a reference on its execution, dropped with

@@ -3,7 +3,11 @@
  * MCP (Model Control Protocol): compute workers.  MCP_IOC_WORKER_REGISTER
  * gives a thread a worker fd for one NUMA node of a context; read() on
  * it claims one ready worker job (struct mcp_worker_job) routed to that
- * node (mcp_sched.c), MCP_IOC_JOB_DONE on it reports the job.
+ * node (mcp_sched.c) and, with room for more, the jobs chained after it;
+ * MCP_IOC_JOB_DONE on it reports one job, MCP_IOC_JOBS_DONE several.
+ * Chaining saves the worker a read per node of a chain and batched
+ * reports a JOB_DONE per node: system calls are most of a small job's
+ * cost.
  *
  * A worker fd holds a reference on its context's scheduler state, not on
  * the context: once the context is closed, read() returns 0 ("no more
@@ -48,21 +52,59 @@ static bool mcp_worker_ready(struct mcp_worker *w)
 	return ready;
 }
 
-/* A claimed job whose copy to the reader failed goes back to the queue. */
-static void mcp_worker_unclaim(struct mcp_worker *w, struct mcp_job *job)
+/*
+ * The @n jobs of a read whose copy to the reader failed: the first goes
+ * back to the queue, the chained ones back to waiting, last first.  All
+ * are of one execution.
+ */
+static void mcp_worker_unclaim(struct mcp_worker *w, struct mcp_job **jobs,
+			       u32 n)
 {
 	struct mcp_sched *sched = w->sched;
-	struct mcp_exec *exec = job->exec, *ended = NULL;
+	struct mcp_exec *exec = jobs[0]->exec, *ended = NULL;
+	u32 i, held = 0;
 
 	spin_lock(&sched->lock);
-	if (job->abandoned)
-		list_del_init(&job->link);
-	else
-		ended = mcp_sched_unclaim_locked(job);
+	for (i = n; i-- > 0;) {
+		struct mcp_job *job = jobs[i];
+
+		/* Off the list: reported meanwhile by a guessed id. */
+		if (list_empty(&job->link))
+			continue;
+		held++;
+		if (job->abandoned)
+			list_del_init(&job->link);
+		else if (i)
+			mcp_sched_unchain_locked(job);
+		else
+			ended = mcp_sched_unclaim_locked(job);
+	}
 	spin_unlock(&sched->lock);
 	if (ended)
 		mcp_sched_exec_end(ended);
-	mcp_sched_exec_put(exec);
+	while (held--)
+		mcp_sched_exec_put(exec);
+}
+
+/* Claims the next job for @w and up to @max - 1 chained after it. */
+static u32 mcp_worker_claim_locked(struct mcp_worker *w, u32 max,
+				   struct mcp_job **jobs,
+				   struct mcp_worker_job *out)
+{
+	struct mcp_job *job = mcp_sched_next_job_locked(w->sched, w);
+	u32 n = 0;
+
+	if (!job)
+		return 0;
+	mcp_sched_claim_locked(job, w, &out[0]);
+	jobs[n++] = job;
+	while (n < max) {
+		job = mcp_sched_chain_locked(jobs[n - 1], w, &out[n]);
+		if (!job)
+			break;
+		jobs[n++] = job;
+	}
+	return n;
 }
 
 static ssize_t mcp_worker_read(struct file *file, char __user *buf,
@@ -70,38 +112,56 @@ static ssize_t mcp_worker_read(struct file *file, char __user *buf,
 {
 	struct mcp_worker *w = file->private_data;
 	struct mcp_sched *sched = w->sched;
-	struct mcp_worker_job out;
-	struct mcp_job *job;
-	int ret;
+	size_t max = min_t(size_t, count / sizeof(struct mcp_worker_job),
+			   MCP_WORKER_READ_MAX);
+	struct mcp_job *one_job, **jobs = &one_job;
+	struct mcp_worker_job one, *out = &one;
+	ssize_t ret;
+	u32 n;
 
-	if (count < sizeof(out))
+	if (!max)
 		return -EINVAL;
+	if (max > 1) {
+		jobs = kmalloc_array(max, sizeof(*jobs), GFP_KERNEL);
+		out = kvmalloc_array(max, sizeof(*out), GFP_KERNEL);
+		if (!jobs || !out) {
+			ret = -ENOMEM;
+			goto out_free;
+		}
+	}
 
 	for (;;) {
 		spin_lock(&sched->lock);
 		if (!w->attached) {
 			spin_unlock(&sched->lock);
-			return 0;
+			ret = 0;
+			goto out_free;
 		}
-		job = mcp_sched_next_job_locked(sched, w);
-		if (job)
-			mcp_sched_claim_locked(job, w, &out);
+		n = mcp_worker_claim_locked(w, max, jobs, out);
 		spin_unlock(&sched->lock);
-		if (job)
+		if (n)
 			break;
-		if (file->f_flags & O_NONBLOCK)
-			return -EAGAIN;
+		if (file->f_flags & O_NONBLOCK) {
+			ret = -EAGAIN;
+			goto out_free;
+		}
 		ret = wait_event_interruptible_exclusive(sched->node_wq[w->node],
 							 mcp_worker_ready(w));
 		if (ret)
-			return ret;
+			goto out_free;
 	}
 
-	if (copy_to_user(buf, &out, sizeof(out))) {
-		mcp_worker_unclaim(w, job);
-		return -EFAULT;
+	ret = n * sizeof(*out);
+	if (copy_to_user(buf, out, ret)) {
+		mcp_worker_unclaim(w, jobs, n);
+		ret = -EFAULT;
 	}
-	return sizeof(out);
+out_free:
+	if (max > 1) {
+		kvfree(out);
+		kfree(jobs);
+	}
+	return ret;
 }
 
 static __poll_t mcp_worker_poll(struct file *file, poll_table *wait)
@@ -130,39 +190,128 @@ static struct mcp_job *mcp_worker_find_locked(struct mcp_worker *w, u64 id)
 	return NULL;
 }
 
+/**
+ * mcp_worker_report_locked() - apply one report of a job of @w
+ * @w:		the worker
+ * @r:		the report
+ * @exec:	out: the job's execution, whose claim reference the caller
+ *		drops, or NULL when no job was released
+ * @ended:	out: the execution ended, for mcp_sched_exec_end()
+ *
+ * Return: 0, -EINVAL (a result out of range), -ENOENT (not a job of @w),
+ * -EBUSY (a chained job not started), -ECANCELED (abandoned: the result
+ * is ignored), -ENODEV (the context is gone).
+ */
+static int mcp_worker_report_locked(struct mcp_worker *w,
+				    const struct mcp_job_report *r,
+				    struct mcp_exec **exec, bool *ended)
+{
+	struct mcp_job *job;
+
+	*exec = NULL;
+	*ended = false;
+	if (r->result > 0 || r->result < MCP_JOB_RESULT_MIN)
+		return -EINVAL;
+	job = mcp_worker_find_locked(w, r->job_id);
+	if (!job)
+		return w->attached ? -ENOENT : -ENODEV;
+	if (job->state == MCP_JOB_WAITING && !job->abandoned)
+		return -EBUSY;
+	*exec = job->exec;
+	if (!w->attached || job->abandoned) {
+		/* Its execution ended without it: the result is ignored. */
+		list_del_init(&job->link);
+		return w->attached ? -ECANCELED : -ENODEV;
+	}
+	*ended = mcp_sched_job_report_locked(job, r->result, r->start_ns,
+					     r->end_ns) != NULL;
+	return 0;
+}
+
 static int mcp_ioctl_job_done(struct file *file, void *karg)
 {
 	struct mcp_worker *w = file->private_data;
 	struct mcp_sched *sched = w->sched;
 	struct mcp_job_done *arg = karg;
-	struct mcp_exec *exec, *ended = NULL;
-	struct mcp_job *job;
+	struct mcp_job_report r = {
+		.job_id = arg->job_id,
+		.result = arg->result,
+	};
+	struct mcp_exec *exec;
+	bool ended;
+	int ret;
+
+	if (arg->flags || arg->reserved)
+		return -EINVAL;
+
+	spin_lock(&sched->lock);
+	ret = mcp_worker_report_locked(w, &r, &exec, &ended);
+	spin_unlock(&sched->lock);
+
+	if (ended)
+		mcp_sched_exec_end(exec);
+	if (exec)
+		mcp_sched_exec_put(exec);
+	return ret;
+}
+
+/* What the reports of one MCP_IOC_JOBS_DONE released. */
+struct mcp_worker_released {
+	struct mcp_exec *exec;
+	bool ended;
+};
+
+static int mcp_ioctl_jobs_done(struct file *file, void *karg)
+{
+	struct mcp_worker *w = file->private_data;
+	struct mcp_sched *sched = w->sched;
+	struct mcp_jobs_done *arg = karg;
+	void __user *ureports = u64_to_user_ptr(arg->reports);
+	struct mcp_worker_released *released;
+	struct mcp_job_report *reports;
+	size_t bytes;
+	u32 i, n = arg->n_reports;
 	int ret = 0;
 
 	if (arg->flags || arg->reserved)
 		return -EINVAL;
-	if (arg->result > 0 || arg->result < MCP_JOB_RESULT_MIN)
-		return -EINVAL;
+	if (n > MCP_JOBS_DONE_MAX)
+		return -E2BIG;
+	if (!n)
+		return 0;
+
+	bytes = n * sizeof(*reports);
+	reports = kvmalloc(bytes, GFP_KERNEL);
+	released = kvmalloc_array(n, sizeof(*released), GFP_KERNEL);
+	if (!reports || !released) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	if (copy_from_user(reports, ureports, bytes)) {
+		ret = -EFAULT;
+		goto out_free;
+	}
 
 	spin_lock(&sched->lock);
-	job = mcp_worker_find_locked(w, arg->job_id);
-	if (!job) {
-		spin_unlock(&sched->lock);
-		return w->attached ? -ENOENT : -ENODEV;
-	}
-	exec = job->exec;
-	if (!w->attached || job->abandoned) {
-		/* Its execution ended without it: the result is ignored. */
-		list_del_init(&job->link);
-		ret = w->attached ? -ECANCELED : -ENODEV;
-	} else {
-		ended = mcp_sched_job_done_locked(job, arg->result, false);
-	}
+	for (i = 0; i < n; i++)
+		reports[i].status = mcp_worker_report_locked(w, &reports[i],
+							     &released[i].exec,
+							     &released[i].ended);
 	spin_unlock(&sched->lock);
 
-	if (ended)
-		mcp_sched_exec_end(ended);
-	mcp_sched_exec_put(exec);
+	/* Each ending before the claim references go. */
+	for (i = 0; i < n; i++)
+		if (released[i].ended)
+			mcp_sched_exec_end(released[i].exec);
+	for (i = 0; i < n; i++)
+		if (released[i].exec)
+			mcp_sched_exec_put(released[i].exec);
+
+	if (copy_to_user(ureports, reports, bytes))
+		ret = -EFAULT;
+out_free:
+	kvfree(released);
+	kvfree(reports);
 	return ret;
 }
 
@@ -170,6 +319,12 @@ static const struct mcp_ioctl_desc mcp_job_done_desc = {
 	.ksize = sizeof(struct mcp_job_done),
 	.size_ver0 = MCP_JOB_DONE_SIZE_VER0,
 	.handler = mcp_ioctl_job_done,
+};
+
+static const struct mcp_ioctl_desc mcp_jobs_done_desc = {
+	.ksize = sizeof(struct mcp_jobs_done),
+	.size_ver0 = MCP_JOBS_DONE_SIZE_VER0,
+	.handler = mcp_ioctl_jobs_done,
 };
 
 static long mcp_worker_ioctl(struct file *file, unsigned int cmd,
@@ -181,11 +336,28 @@ static long mcp_worker_ioctl(struct file *file, unsigned int cmd,
 	if (cmd == MCP_IOC_JOB_DONE)
 		ret = mcp_ioctl_call(file, &mcp_job_done_desc,
 				     (void __user *)arg);
+	else if (cmd == MCP_IOC_JOBS_DONE)
+		ret = mcp_ioctl_call(file, &mcp_jobs_done_desc,
+				     (void __user *)arg);
 	else
 		ret = -ENOTTY;
 	if (ret < 0)
 		mcp_counter_inc(MCP_CTR_IOCTL_ERRORS);
 	return ret;
+}
+
+/*
+ * The next job @w holds, chained ones not started first: their running
+ * predecessor, re-queued, could otherwise end and start them for @w.
+ */
+static struct mcp_job *mcp_worker_next_held_locked(struct mcp_worker *w)
+{
+	struct mcp_job *job;
+
+	list_for_each_entry(job, &w->claimed, link)
+		if (job->state == MCP_JOB_WAITING)
+			return job;
+	return list_first_entry_or_null(&w->claimed, struct mcp_job, link);
 }
 
 /* Detaches the worker and hands back, one at a time, the jobs it holds. */
@@ -208,12 +380,13 @@ static int mcp_worker_release(struct inode *inode, struct file *file)
 	for (;;) {
 		ended = NULL;
 		spin_lock(&sched->lock);
-		job = list_first_entry_or_null(&w->claimed, struct mcp_job,
-					       link);
+		job = mcp_worker_next_held_locked(w);
 		if (job) {
 			exec = job->exec;
 			if (job->abandoned)
 				list_del_init(&job->link);
+			else if (job->state == MCP_JOB_WAITING)
+				mcp_sched_unchain_locked(job);
 			else
 				ended = mcp_sched_job_done_locked(job, 0, true);
 		}

@@ -401,3 +401,22 @@ Test(abi, ioctl_graphs)
 	cr_expect_eq(MCP_IOC_WORKER_REGISTER, 0xC010E634u);
 	cr_expect_eq(MCP_IOC_JOB_DONE, 0x4018E638u);
 }
+
+Test(abi, job_batch)
+{
+	cr_expect_eq(OFF(mcp_worker_job, flags), 32);
+	cr_expect_eq(OFF(mcp_worker_job, reserved), 36);
+	cr_expect_eq(MCP_WORKER_JOB_CHAINED, 1u);
+	cr_expect_eq(MCP_WORKER_READ_MAX, 64);
+	cr_expect_eq(sizeof(struct mcp_job_report), 32);
+	cr_expect_eq(OFF(mcp_job_report, result), 8);
+	cr_expect_eq(OFF(mcp_job_report, status), 12);
+	cr_expect_eq(OFF(mcp_job_report, start_ns), 16);
+	cr_expect_eq(OFF(mcp_job_report, end_ns), 24);
+	cr_expect_eq(sizeof(struct mcp_jobs_done), MCP_JOBS_DONE_SIZE_VER0);
+	cr_expect_eq(OFF(mcp_jobs_done, reports), 8);
+	cr_expect_eq(OFF(mcp_jobs_done, n_reports), 16);
+	cr_expect_eq(MCP_JOBS_DONE_MAX, 1024);
+	cr_expect_eq(MCP_IOC_JOBS_DONE, 0x4018E639u);
+	cr_expect_eq(MCP_FEAT_JOB_BATCH, 1ULL << 8);
+}

@@ -54,6 +54,7 @@
 #define MCP_FEAT_BUFFERS	(1ULL << 5)	/* BO_*: buffer objects, dma-buf */
 #define MCP_FEAT_DMA		(1ULL << 6)	/* ENGINE_INFO, DMA_SUBMIT, fences */
 #define MCP_FEAT_GRAPHS		(1ULL << 7)	/* GRAPH_*, WORKER_REGISTER, JOB_DONE */
+#define MCP_FEAT_JOB_BATCH	(1ULL << 8)	/* chained worker reads, JOBS_DONE */
 
 /* Length of mcp_version.module_version, including the terminating NUL. */
 #define MCP_MODULE_VERSION_LEN	64
@@ -1276,12 +1277,27 @@ struct mcp_graph_destroy {
  *
  * Makes the calling thread a compute worker of this fd's graphs.  The
  * worker reads jobs from its fd (read() blocks, or -EAGAIN with
- * O_NONBLOCK; poll() says POLLIN when one is ready), one struct
- * mcp_worker_job per read, and reports each with MCP_IOC_JOB_DONE on the
- * worker fd.  A job goes to a worker of the node holding most of its
- * input bytes, else of the nearest node by SLIT distance.  Closing the
- * worker fd with a job claimed re-queues the job once; the second time
- * it fails with -EPIPE.
+ * O_NONBLOCK; poll() says POLLIN when one is ready) and reports each with
+ * MCP_IOC_JOB_DONE, or several with MCP_IOC_JOBS_DONE, on the worker fd.
+ * A job goes to a worker of the node holding most of its input bytes,
+ * else of the nearest node by SLIT distance.  Closing the worker fd with
+ * a job claimed re-queues the job once; the second time it fails with
+ * -EPIPE.
+ *
+ * read() with room for k struct mcp_worker_job (count / sizeof, rounded
+ * down; less than one is -EINVAL) returns the first ready job routed to
+ * this worker, then, with MCP_FEAT_JOB_BATCH, up to
+ * min(k, MCP_WORKER_READ_MAX) - 1 jobs chained after it.  A job C is
+ * chained after the last job P returned when C is a WORKER node of the
+ * same execution, P is C's only successor and C's only unfinished
+ * predecessor, and C routes to this worker's node: nothing another worker
+ * could run in parallel is withheld.  Chained jobs carry
+ * MCP_WORKER_JOB_CHAINED; they are this worker's at once, start when
+ * their predecessor's successful report is applied, and must be run and
+ * reported in order after it (reporting one first is -EBUSY).  If the
+ * predecessor fails or the execution stops, they end with -ECANCELED and
+ * reporting them returns -ECANCELED.  Closing the fd puts the ones not
+ * started back to waiting (no attempt counted).
  */
 struct mcp_worker_register {
 	__u32 size;
@@ -1313,6 +1329,7 @@ struct mcp_worker_tensor {
  * @n_inputs:	entries of @inputs used
  * @n_outputs:	entries of @outputs used
  * @param_len:	bytes of @param used
+ * @flags:	MCP_WORKER_JOB_* (0 for the first job of a read)
  * @reserved:	0
  * @inputs:	the node's inputs
  * @outputs:	the node's outputs
@@ -1327,7 +1344,8 @@ struct mcp_worker_job {
 	__u8 n_inputs;
 	__u8 n_outputs;
 	__u32 param_len;
-	__u64 reserved;
+	__u32 flags;
+	__u32 reserved;
 	struct mcp_worker_tensor inputs[MCP_GRAPH_MAX_INPUTS];
 	struct mcp_worker_tensor outputs[MCP_GRAPH_MAX_OUTPUTS];
 	__u8 param[MCP_GRAPH_MAX_PARAM];
@@ -1354,6 +1372,62 @@ struct mcp_job_done {
 };
 
 #define MCP_JOB_DONE_SIZE_VER0		24
+
+/* mcp_worker_job.flags: runs after the previous job of the same read. */
+#define MCP_WORKER_JOB_CHAINED		(1U << 0)
+
+/* Most jobs one read() returns; more room is not an error. */
+#define MCP_WORKER_READ_MAX		64
+
+/**
+ * struct mcp_job_report - one job of MCP_IOC_JOBS_DONE
+ * @job_id:	in: as for MCP_IOC_JOB_DONE
+ * @result:	in: 0, or a negative errno: the node failed with it
+ * @status:	out: what MCP_IOC_JOB_DONE would have returned for this
+ *		report: 0, -EINVAL (bad @result or times), -ENOENT,
+ *		-ECANCELED, -EBUSY (a chained job before its predecessor),
+ *		-ENODEV
+ * @start_ns:	in: when the worker started it (CLOCK_MONOTONIC), 0 for
+ *		the kernel's time
+ * @end_ns:	in: when it ended, 0 for the time the report is applied
+ *
+ * The kernel clamps @start_ns into [the read that claimed the job, now]
+ * and @end_ns into [the start, now].
+ */
+struct mcp_job_report {
+	__u64 job_id;
+	__s32 result;
+	__s32 status;
+	__u64 start_ns;
+	__u64 end_ns;
+};
+
+/* Most reports one MCP_IOC_JOBS_DONE takes; more is -E2BIG. */
+#define MCP_JOBS_DONE_MAX		1024
+
+/**
+ * struct mcp_jobs_done - argument of MCP_IOC_JOBS_DONE, on a worker fd
+ * @size:	in: sizeof(struct mcp_jobs_done)
+ * @flags:	in: must be 0
+ * @reports:	in: user pointer to @n_reports struct mcp_job_report
+ * @n_reports:	in: 0 .. MCP_JOBS_DONE_MAX
+ * @reserved:	in: must be 0
+ *
+ * Applies the reports in order, each as MCP_IOC_JOB_DONE would, and
+ * writes each one's status back; a bad report does not stop the others.
+ * The call fails as a whole only for a bad argument (-EINVAL, -E2BIG,
+ * -EFAULT; -EFAULT after the reports were applied when the statuses
+ * cannot be written back).  Needs MCP_FEAT_JOB_BATCH.
+ */
+struct mcp_jobs_done {
+	__u32 size;
+	__u32 flags;
+	__u64 reports;
+	__u32 n_reports;
+	__u32 reserved;
+};
+
+#define MCP_JOBS_DONE_SIZE_VER0		24
 
 /* Largest argument struct the kernel accepts; larger sizes are -E2BIG. */
 #define MCP_ARG_SIZE_MAX	4096
@@ -1390,5 +1464,6 @@ struct mcp_job_done {
 
 /* On a worker fd (from MCP_IOC_WORKER_REGISTER) */
 #define MCP_IOC_JOB_DONE	_IOW(MCP_IOC_MAGIC, 0x38, struct mcp_job_done)
+#define MCP_IOC_JOBS_DONE	_IOW(MCP_IOC_MAGIC, 0x39, struct mcp_jobs_done)
 
 #endif /* _UAPI_LINUX_MCP_H */
