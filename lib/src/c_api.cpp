@@ -185,6 +185,8 @@ const char *mcp_feature_name(uint64_t feature)
 		return "dma";
 	case MCP_FEATURE_GRAPHS:
 		return "graphs";
+	case MCP_FEATURE_JOB_BATCH:
+		return "job-batch";
 	default:
 		return nullptr;
 	}

@@ -89,6 +89,8 @@ int mcp_runtime_new(struct mcp_dma *dma, const struct mcp_runtime_opts *opts,
 		if (opts) {
 			if (opts->workers_per_node)
 				o.workers_per_node = opts->workers_per_node;
+			if (opts->worker_batch)
+				o.worker_batch = opts->worker_batch;
 			o.nodes.assign(opts->nodes, opts->nodes + opts->n_nodes);
 		}
 		auto handle = std::make_unique<mcp_runtime>(mcp_runtime{mcp::Runtime(dma->dma, o)});

@@ -17,6 +17,7 @@ static_assert(MCP_EXEC_QUEUED == MCP_GRAPH_STATE_QUEUED &&
 	      MCP_EXEC_RUNNING == MCP_GRAPH_STATE_RUNNING &&
 	      MCP_EXEC_DONE == MCP_GRAPH_STATE_DONE && MCP_EXEC_FAILED == MCP_GRAPH_STATE_FAILED);
 static_assert(sizeof(struct mcp_exec_node) == sizeof(struct mcp_graph_node_status));
+static_assert(MCP_FEATURE_JOB_BATCH == MCP_FEAT_JOB_BATCH);
 
 namespace mcp {
 
@@ -224,12 +225,16 @@ Runtime::Runtime(const Dma &ctx, const RuntimeOptions &options)
 		throw Error(EBADF, "the DMA context of the runtime is not open");
 	if (options.workers_per_node == 0)
 		throw Error(EINVAL, "a runtime needs at least one worker per node");
+	if (options.worker_batch == 0 || options.worker_batch > MCP_WORKER_READ_MAX)
+		throw Error(EINVAL, "the worker batch must be 1 to " +
+					    std::to_string(MCP_WORKER_READ_MAX) + " jobs");
 	Topology topo = context_topology(ctx);
 	std::vector<unsigned> nodes = options.nodes.empty() ? default_nodes(topo) : options.nodes;
 	if (nodes.empty())
 		throw Error(EINVAL, "no NUMA node has online CPUs for the runtime's workers");
 	auto state = std::make_shared<detail::RuntimeState>();
 	state->ctx = ctx;
+	state->batch = options.worker_batch;
 	for (unsigned id : nodes) {
 		const Node *n = topo.find(id);
 		if (!n || n->cpus.empty())
@@ -281,7 +286,8 @@ std::vector<WorkerInfo> Runtime::workers() const
 	std::vector<WorkerInfo> out;
 
 	for (const auto &w : require(state_).workers)
-		out.push_back({w->node, w->tid.load(), w->jobs.load(), w->failed.load()});
+		out.push_back({w->node, w->tid.load(), w->jobs.load(), w->failed.load(),
+			       w->batch.load()});
 	return out;
 }
 

@@ -44,6 +44,7 @@ struct Worker {
 	std::atomic<int> tid{0};
 	std::atomic<std::uint64_t> jobs{0};
 	std::atomic<std::uint64_t> failed{0};
+	std::atomic<unsigned> batch{0};	// jobs per read, once registered
 	std::thread thread;
 };
 
@@ -53,6 +54,7 @@ struct RuntimeState {
 	UniqueFd stop;		// eventfd: readable once the workers must stop
 	std::atomic<bool> stopping{false};	// set before stop is signalled
 	std::vector<std::unique_ptr<Worker>> workers;
+	unsigned batch = 1;	// RuntimeOptions::worker_batch
 	std::atomic<std::uint32_t> status_nodes{0};	// largest node count seen
 
 	~RuntimeState();

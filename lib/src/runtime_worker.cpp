@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The Runtime's worker threads: each pins itself to its node's CPUs,
 // registers with MCP_IOC_WORKER_REGISTER, then loops poll() -> read() a
-// job -> run its operator -> MCP_IOC_JOB_DONE until the stop eventfd
-// fires or the kernel detaches it (read() returns 0).
+// job and the chain after it -> run their operators in order ->
+// MCP_IOC_JOBS_DONE (one job and MCP_IOC_JOB_DONE on a module without
+// MCP_FEAT_JOB_BATCH) until the stop eventfd fires or the kernel detaches
+// it (read() returns 0).
 #include <cerrno>
 #include <condition_variable>
+#include <ctime>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -134,6 +137,27 @@ int register_worker(int ctx_fd, int node, int &worker_fd) noexcept
 	return 0;
 }
 
+// Jobs per read this worker fd takes: @wanted, or 1 on a module without
+// MCP_FEAT_JOB_BATCH (an empty MCP_IOC_JOBS_DONE is ENOTTY there).
+unsigned probe_batch(int worker_fd, unsigned wanted) noexcept
+{
+	struct mcp_jobs_done arg = {};
+
+	if (wanted <= 1)
+		return 1;
+	arg.size = sizeof(arg);
+	return ::ioctl(worker_fd, MCP_IOC_JOBS_DONE, &arg) == 0 ? wanted : 1;
+}
+
+std::uint64_t monotonic_ns() noexcept
+{
+	struct timespec ts;
+
+	::clock_gettime(CLOCK_MONOTONIC, &ts);
+	return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u +
+	       static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
 void job_done(int worker_fd, std::uint64_t job_id, int result) noexcept
 {
 	struct mcp_job_done arg = {};
@@ -144,6 +168,50 @@ void job_done(int worker_fd, std::uint64_t job_id, int result) noexcept
 	// ENOENT: the execution was cancelled meanwhile; nothing to do.
 	while (::ioctl(worker_fd, MCP_IOC_JOB_DONE, &arg) != 0 && errno == EINTR) {
 	}
+}
+
+void jobs_done(int worker_fd, std::span<struct mcp_job_report> reports) noexcept
+{
+	struct mcp_jobs_done arg = {};
+
+	arg.size = sizeof(arg);
+	arg.reports = reinterpret_cast<std::uintptr_t>(reports.data());
+	arg.n_reports = static_cast<std::uint32_t>(reports.size());
+	// Per-report ENOENT/ECANCELED: cancelled meanwhile; nothing to do.
+	while (::ioctl(worker_fd, MCP_IOC_JOBS_DONE, &arg) != 0 && errno == EINTR) {
+	}
+}
+
+// Runs the @n jobs of one read in order: the first, then its chain.  A
+// failure ends the chain; the kernel cancels the rest, which are still
+// reported so the worker fd lets go of them.
+void run_batch(RuntimeState &state, Worker &w, int worker_fd,
+	       std::span<const struct mcp_worker_job> jobs,
+	       std::vector<struct mcp_job_report> &reports) noexcept
+{
+	bool failed = false;
+	std::uint64_t t = monotonic_ns();
+
+	for (std::size_t i = 0; i < jobs.size(); i++) {
+		struct mcp_job_report &r = reports[i];
+
+		r = {};
+		r.job_id = jobs[i].job_id;
+		if (failed) {
+			r.result = -ECANCELED;
+			continue;
+		}
+		r.start_ns = t;
+		r.result = run_job(state.registry, jobs[i]);
+		t = monotonic_ns();
+		r.end_ns = t;
+		w.jobs.fetch_add(1, std::memory_order_relaxed);
+		if (r.result) {
+			w.failed.fetch_add(1, std::memory_order_relaxed);
+			failed = true;
+		}
+	}
+	jobs_done(worker_fd, std::span(reports.data(), jobs.size()));
 }
 
 void worker_loop(RuntimeState &state, Worker &w, StartGate &gate)
@@ -170,12 +238,23 @@ void worker_loop(RuntimeState &state, Worker &w, StartGate &gate)
 		return;
 	UniqueFd fd(worker_fd);
 	struct pollfd fds[2] = {{fd.get(), POLLIN, 0}, {state.stop.get(), POLLIN, 0}};
-	struct mcp_worker_job job;
+	unsigned batch = probe_batch(fd.get(), state.batch);
+	std::vector<struct mcp_worker_job> jobs;
+	std::vector<struct mcp_job_report> reports;
+	try {
+		jobs.resize(batch);
+		reports.resize(batch);
+	} catch (const std::bad_alloc &) {
+		batch = 1;
+		jobs.resize(1);
+	}
+	w.batch = batch;
+	struct mcp_worker_job &job = jobs[0];
 	// read() first and poll() only when no job is waiting: JOB_DONE often
 	// makes the next job of a chain ready at once, and taking it without
 	// sleeping saves a poll() and a wake-up per node.
 	while (!state.stopping.load(std::memory_order_relaxed)) {
-		ssize_t n = ::read(fd.get(), &job, sizeof(job));
+		ssize_t n = ::read(fd.get(), jobs.data(), batch * sizeof(job));
 		if (n == 0)
 			return;	// detached: the context is going away
 		if (n < 0) {
@@ -189,8 +268,13 @@ void worker_loop(RuntimeState &state, Worker &w, StartGate &gate)
 				return;
 			continue;
 		}
-		int result = static_cast<std::size_t>(n) == sizeof(job) ? run_job(state.registry, job)
-									 : -EPROTO;
+		auto got = static_cast<std::size_t>(n);
+		if (batch > 1 && got % sizeof(job) == 0) {
+			run_batch(state, w, fd.get(), std::span(jobs.data(), got / sizeof(job)),
+				  reports);
+			continue;
+		}
+		int result = got == sizeof(job) ? run_job(state.registry, job) : -EPROTO;
 		w.jobs.fetch_add(1, std::memory_order_relaxed);
 		if (result)
 			w.failed.fetch_add(1, std::memory_order_relaxed);

@@ -31,14 +31,20 @@ struct mcp_loaded_graph;
  * @workers_per_node: 0: 1
  * @nodes:	kernel node ids to start workers on; NULL: every node with CPUs
  * @n_nodes:	entries at @nodes
+ * @worker_batch: jobs a worker reads at once (a job and the chain after
+ *		it, reported together), 1 .. MCP_WORKER_READ_MAX; 0: 32; 1: one
+ *		job per read, as on a module without MCP_FEATURE_JOB_BATCH
  */
 struct mcp_runtime_opts {
 	uint32_t size;
 	uint32_t workers_per_node;
 	const uint32_t *nodes;
 	uint32_t n_nodes;
-	uint32_t reserved;
+	uint32_t worker_batch;
 };
+
+/* The module's workers read chains of jobs and report them in batches. */
+#define MCP_FEATURE_JOB_BATCH	(UINT64_C(1) << 8)
 
 /*
  * mcp_runtime_new() - start the workers on @dma (@opts NULL: defaults).

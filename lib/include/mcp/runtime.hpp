@@ -24,6 +24,10 @@
 
 namespace mcp {
 
+namespace feature {
+inline constexpr std::uint64_t job_batch = MCP_FEATURE_JOB_BATCH;
+} // namespace feature
+
 namespace detail {
 struct RuntimeState;
 }
@@ -32,6 +36,11 @@ struct RuntimeOptions {
 	unsigned workers_per_node = 1;
 	// Kernel node ids to start workers on; empty: every node with CPUs.
 	std::vector<unsigned> nodes;
+	// Jobs a worker reads at once, 1 .. MCP_WORKER_READ_MAX: a job and
+	// the jobs of a chain after it, run in order and reported with one
+	// MCP_IOC_JOBS_DONE.  1: one job per read() and MCP_IOC_JOB_DONE,
+	// what workers do on a module without MCP_FEAT_JOB_BATCH.
+	unsigned worker_batch = 32;
 };
 
 // One worker thread of a Runtime.
@@ -40,6 +49,7 @@ struct WorkerInfo {
 	int tid = 0;		// its thread id (gettid)
 	std::uint64_t jobs = 0;	// jobs it ran
 	std::uint64_t failed = 0;	// of which reported with an error
+	unsigned batch = 0;	// jobs it reads at once (1 without MCP_FEAT_JOB_BATCH)
 };
 
 // A GraphDef loaded into the kernel: its handle and one Buffer per buffer
