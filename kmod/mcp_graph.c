@@ -57,13 +57,6 @@ struct mcp_graph_knobs mcp_graph_knobs = {
 	.exec_history_len = 64,
 };
 
-/* The first failure found: what GRAPH_CREATE copies back with -EINVAL. */
-struct mcp_graph_err {
-	u32 reason;
-	u32 kind;
-	u32 index;
-};
-
 static int mcp_graph_fail(struct mcp_graph_err *err, u32 reason, u32 kind,
 			  u32 index)
 {
@@ -173,14 +166,26 @@ static bool mcp_graph_node_inplace(const struct mcp_graph *graph,
 	       mcp_graph_tensors_identical(graph, n->outputs[0], n->inputs[0]);
 }
 
+/* Bytes of the version 1 image of @h's counts. */
+static u64 mcp_graph_fixed_len(const struct mcp_graph_header *h)
+{
+	/* 32-bit counts times small sizes: no overflow in 64 bits. */
+	return MCP_GRAPH_HEADER_SIZE +
+	       (u64)h->n_buffers * sizeof(struct mcp_graph_buffer) +
+	       (u64)h->n_tensors * sizeof(struct mcp_graph_tensor) +
+	       (u64)h->n_nodes * sizeof(struct mcp_graph_node) + h->blob_len;
+}
+
 /* 1. The header, on its own (before anything is allocated) */
 static int mcp_graph_check_header(const struct mcp_graph_header *h,
 				  u64 graph_len, u32 n_handles,
 				  struct mcp_graph_err *err)
 {
-	u64 total;
+	bool sizes_ok;
 
-	if (h->magic != MCP_GRAPH_MAGIC || h->version != MCP_GRAPH_VERSION ||
+	if (h->magic != MCP_GRAPH_MAGIC ||
+	    (h->version != MCP_GRAPH_VERSION &&
+	     h->version != MCP_GRAPH_VERSION_COMPACT) ||
 	    h->header_size != MCP_GRAPH_HEADER_SIZE || h->flags ||
 	    h->reserved)
 		return mcp_graph_fail(err, MCP_GRAPH_ERR_HEADER,
@@ -194,12 +199,12 @@ static int mcp_graph_check_header(const struct mcp_graph_header *h,
 	    h->blob_len > READ_ONCE(mcp_graph_knobs.max_blob))
 		return mcp_graph_fail(err, MCP_GRAPH_ERR_LIMIT,
 				      MCP_GRAPH_AT_HEADER, 0);
-	/* 32-bit counts times small sizes: no overflow in 64 bits. */
-	total = MCP_GRAPH_HEADER_SIZE +
-		(u64)h->n_buffers * sizeof(struct mcp_graph_buffer) +
-		(u64)h->n_tensors * sizeof(struct mcp_graph_tensor) +
-		(u64)h->n_nodes * sizeof(struct mcp_graph_node) + h->blob_len;
-	if (h->total_len != total || h->total_len != graph_len)
+	if (h->version == MCP_GRAPH_VERSION_COMPACT)
+		sizes_ok = mcp_graph_compact_sizes_ok(h, graph_len);
+	else
+		sizes_ok = h->total_len == mcp_graph_fixed_len(h) &&
+			   h->total_len == graph_len;
+	if (!sizes_ok)
 		return mcp_graph_fail(err, MCP_GRAPH_ERR_HEADER,
 				      MCP_GRAPH_AT_HEADER, 0);
 	if (!mcp_graph_range_ok(h->name_offset, h->name_len, h->blob_len))
@@ -1048,14 +1053,26 @@ static struct mcp_graph *mcp_graph_alloc(const struct mcp_graph_header *hdr)
 	return graph;
 }
 
-/* Copies the graph in; the header is checked again on the kernel copy. */
+/*
+ * Copies the graph in (a version 2 one decoded into its version 1 image);
+ * the header is checked again on the kernel copy.
+ */
 static int mcp_graph_copy_in(struct mcp_graph *graph,
 			     const struct mcp_graph_create *arg,
+			     const struct mcp_graph_header *given,
 			     struct mcp_graph_err *err)
 {
-	if (copy_from_user(graph->raw, u64_to_user_ptr(arg->graph),
-			   graph->hdr.total_len))
+	int ret;
+
+	if (given->version == MCP_GRAPH_VERSION_COMPACT) {
+		ret = mcp_graph_decode_user(graph, given,
+					    u64_to_user_ptr(arg->graph), err);
+		if (ret)
+			return ret;
+	} else if (copy_from_user(graph->raw, u64_to_user_ptr(arg->graph),
+				  graph->hdr.total_len)) {
 		return -EFAULT;
+	}
 	if (copy_from_user(graph->handles, u64_to_user_ptr(arg->handles),
 			   graph->hdr.n_buffers * sizeof(u32)))
 		return -EFAULT;
@@ -1072,7 +1089,7 @@ int mcp_ioctl_graph_create(struct file *file, void *karg)
 	struct mcp_graph_create *arg = &gk->arg;
 	struct mcp_ctx *ctx = file->private_data;
 	struct mcp_graph_err err = { };
-	struct mcp_graph_header hdr;
+	struct mcp_graph_header hdr, fixed;
 	struct mcp_graph *graph;
 	int ret;
 
@@ -1099,10 +1116,14 @@ int mcp_ioctl_graph_create(struct file *file, void *karg)
 	if (ret)
 		goto out_err;
 
-	graph = mcp_graph_alloc(&hdr);
+	/* The kernel keeps and validates the version 1 image. */
+	fixed = hdr;
+	fixed.version = MCP_GRAPH_VERSION;
+	fixed.total_len = mcp_graph_fixed_len(&hdr);
+	graph = mcp_graph_alloc(&fixed);
 	if (!graph)
 		return -ENOMEM;
-	ret = mcp_graph_copy_in(graph, arg, &err);
+	ret = mcp_graph_copy_in(graph, arg, &hdr, &err);
 	if (ret)
 		goto err_put_graph;
 	ret = mcp_graph_validate(graph, ctx, &err);

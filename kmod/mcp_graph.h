@@ -5,6 +5,7 @@
  *
  *   mcp_graph.c	MCP_IOC_GRAPH_CREATE / _DESTROY: copy, validate once,
  *			compute the schedule; the graph handle table
+ *   mcp_graph_decode.c	format version 2 (compact) into version 1 tables
  *   mcp_sched.c	MCP_IOC_GRAPH_EXEC / _STATUS: executions, dependency
  *			counting, dispatch to engines, fences, time-outs
  *   mcp_worker.c	MCP_IOC_WORKER_REGISTER, the worker fd, JOB_DONE
@@ -105,6 +106,13 @@ struct mcp_worker_register_karg {
 	struct file *file;
 };
 
+/* The first failure found: what GRAPH_CREATE copies back with -EINVAL. */
+struct mcp_graph_err {
+	u32 reason;
+	u32 kind;
+	u32 index;
+};
+
 /* mcp_graph.c */
 int mcp_ioctl_graph_create(struct file *file, void *karg);
 void mcp_ioctl_graph_create_publish(void *karg, bool copied);
@@ -127,6 +135,19 @@ int mcp_ioctl_graph_status(struct file *file, void *karg);
 void mcp_sched_ctx_fini(struct mcp_ctx *ctx);
 int mcp_sched_init(void);
 void mcp_sched_exit(void);
+
+/*
+ * mcp_graph_decode.c: format version 2.  mcp_graph_compact_sizes_ok() is
+ * the header's length rule (total_len, tables a multiple of 8 bytes and
+ * within what the counts can take).  mcp_graph_decode_user() copies the
+ * graph from @src and decodes it into @graph, allocated for its version 1
+ * image (@graph->hdr); -EINVAL with @err filled when it cannot.
+ */
+bool mcp_graph_compact_sizes_ok(const struct mcp_graph_header *h,
+				u64 graph_len);
+int mcp_graph_decode_user(struct mcp_graph *graph,
+			  const struct mcp_graph_header *given,
+			  const void __user *src, struct mcp_graph_err *err);
 
 /* mcp_worker.c */
 int mcp_ioctl_worker_register(struct file *file, void *karg);

@@ -187,6 +187,8 @@ const char *mcp_feature_name(uint64_t feature)
 		return "graphs";
 	case MCP_FEATURE_JOB_BATCH:
 		return "job-batch";
+	case MCP_FEATURE_GRAPH_COMPACT:
+		return "graph-compact";
 	default:
 		return nullptr;
 	}

@@ -28,9 +28,13 @@ static_assert(MCP_GRAPH_INPLACE == MCP_GRAPH_NODE_INPLACE);
 static_assert(MCP_GRAPH_MATMUL_TRANS_A == MCP_MATMUL_TRANS_A &&
 	      MCP_GRAPH_MATMUL_TRANS_B == MCP_MATMUL_TRANS_B);
 static_assert(MCP_GRAPH_ERROR_HEADER == MCP_GRAPH_ERR_HEADER &&
-	      MCP_GRAPH_ERROR_CYCLE == MCP_GRAPH_ERR_CYCLE);
+	      MCP_GRAPH_ERROR_CYCLE == MCP_GRAPH_ERR_CYCLE &&
+	      MCP_GRAPH_ERROR_ENCODING == MCP_GRAPH_ERR_ENCODING);
 static_assert(MCP_GRAPH_AT_NODE_ENTRY == MCP_GRAPH_AT_NODE);
 static_assert(MCP_FEATURE_GRAPHS == MCP_FEAT_GRAPHS);
+static_assert(MCP_FEATURE_GRAPH_COMPACT == MCP_FEAT_GRAPH_COMPACT);
+static_assert(MCP_GRAPH_ENCODING_FIXED == MCP_GRAPH_VERSION &&
+	      MCP_GRAPH_ENCODING_COMPACT == MCP_GRAPH_VERSION_COMPACT);
 
 namespace {
 
@@ -230,6 +234,30 @@ int mcp_graph_serialize(const struct mcp_graph_def *graph, void *buf, size_t cap
 		const auto bytes = graph->def.serialize();
 		return copy_out(bytes.data(), bytes.size(), buf, cap, len);
 	});
+}
+
+int mcp_graph_serialize_as(const struct mcp_graph_def *graph, int encoding, void *buf, size_t cap,
+			   size_t *len)
+{
+	if (!graph || !len || (!buf && cap))
+		return graph_fail(EINVAL, "mcp_graph_serialize_as: graph or len is NULL");
+	if (encoding != MCP_GRAPH_ENCODING_FIXED && encoding != MCP_GRAPH_ENCODING_COMPACT)
+		return graph_fail(EINVAL, "mcp_graph_serialize_as: the encoding is neither "
+					  "MCP_GRAPH_ENCODING_FIXED nor MCP_GRAPH_ENCODING_COMPACT");
+	return graph_guard(nullptr, [&] {
+		const auto bytes = graph->def.serialize(static_cast<mcp::GraphEncoding>(encoding));
+		return copy_out(bytes.data(), bytes.size(), buf, cap, len);
+	});
+}
+
+int mcp_graph_encoding(const void *data, size_t len)
+{
+	if (!data && len)
+		return graph_fail(EINVAL, "mcp_graph_encoding: data is NULL");
+	const auto e = mcp::graph_encoding({static_cast<const std::byte *>(data), len});
+	if (!e)
+		return graph_fail(EINVAL, "not a graph header of format version 1 or 2");
+	return static_cast<int>(*e);
 }
 
 int mcp_graph_to_json(const struct mcp_graph_def *graph, int pretty, char *buf, size_t cap,

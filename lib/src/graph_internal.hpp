@@ -80,6 +80,29 @@ GraphError make_graph_error(GraphErrorReason reason, GraphErrorKind kind, std::u
 std::vector<std::byte> init_bytes(const GraphInit &init);
 std::optional<GraphInit> decode_init(std::span<const std::byte> bytes);
 
+// The compact encoding (graph_compact.cpp).  The fewest and most bytes the
+// tables of @h's counts can take (the most with the padding).
+std::uint64_t compact_min_tables(const struct mcp_graph_header &h) noexcept;
+std::uint64_t compact_max_tables(const struct mcp_graph_header &h) noexcept;
+// Where and why version 2 tables cannot be decoded (reason ENCODING).
+struct CompactFailure {
+	GraphErrorKind kind;
+	std::uint32_t index;
+	std::string what;
+};
+// Decodes the tables section into the version 1 records (sized by the
+// header's counts), as kmod/mcp_graph_decode.c does.
+std::optional<CompactFailure> decode_compact_tables(std::span<const std::byte> tables,
+						    std::span<struct mcp_graph_buffer> buffers,
+						    std::span<struct mcp_graph_tensor> tensors,
+						    std::span<struct mcp_graph_node> nodes);
+// A consistent version 1 image (serialize(fixed)) in version 2.
+std::vector<std::byte> compact_from_fixed(std::span<const std::byte> fixed);
+// The version 1 image of version 1 or 2 bytes after the header checks and
+// the decoding (not the rest of the rules); the refusal otherwise.
+std::vector<std::byte> fixed_image(std::span<const std::byte> bytes, const GraphLimits &limits,
+				   std::optional<GraphError> &refused);
+
 // A refusal into the C API's struct mcp_graph_invalid (ignored when @err is
 // NULL or older than this library's); c_api_graph.cpp and c_api_runtime.cpp.
 void put_graph_invalid(struct mcp_graph_invalid *err, const GraphError &e) noexcept;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// GraphDef to the binary format of <linux/mcp.h> and back.  The blob holds
+// GraphDef to the binary format of <linux/mcp.h> and back, in either
+// encoding (compact: graph_compact.cpp from the fixed image).  The blob holds
 // the graph's name, then per buffer its name and init, per tensor its
 // name, per node its name and parameters; inits and parameters start on 8
 // bytes (the kernel and workers read them as structs).
@@ -64,7 +65,23 @@ std::string text(std::span<const std::byte> blob, std::uint32_t off, std::uint32
 
 } // namespace
 
-std::vector<std::byte> GraphDef::serialize() const
+std::optional<GraphEncoding> graph_encoding(std::span<const std::byte> bytes) noexcept
+{
+	struct mcp_graph_header hdr;
+
+	if (bytes.size() < sizeof(hdr))
+		return std::nullopt;
+	std::memcpy(&hdr, bytes.data(), sizeof(hdr));
+	if (hdr.magic != MCP_GRAPH_MAGIC)
+		return std::nullopt;
+	if (hdr.version == MCP_GRAPH_VERSION)
+		return GraphEncoding::fixed;
+	if (hdr.version == MCP_GRAPH_VERSION_COMPACT)
+		return GraphEncoding::compact;
+	return std::nullopt;
+}
+
+std::vector<std::byte> GraphDef::serialize(GraphEncoding encoding) const
 {
 	BlobWriter blob;
 	std::vector<struct mcp_graph_buffer> bufs(buffers.size());
@@ -146,6 +163,8 @@ std::vector<std::byte> GraphDef::serialize() const
 	for (const auto &n : nods)
 		append(out, n);
 	out.insert(out.end(), blob_bytes.begin(), blob_bytes.end());
+	if (encoding == GraphEncoding::compact)
+		return detail::compact_from_fixed(out);
 	return out;
 }
 
@@ -153,6 +172,13 @@ GraphDef GraphDef::parse(std::span<const std::byte> bytes, const GraphLimits &li
 {
 	if (auto e = check_graph(bytes, limits))
 		throw GraphInvalid(std::move(*e));
+	// Read the version 1 image of a compact graph.
+	std::vector<std::byte> image;
+	if (graph_encoding(bytes) == GraphEncoding::compact) {
+		std::optional<GraphError> refused;
+		image = detail::fixed_image(bytes, limits, refused);
+		bytes = image;
+	}
 
 	struct mcp_graph_header hdr;
 	std::memcpy(&hdr, bytes.data(), sizeof(hdr));

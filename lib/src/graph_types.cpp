@@ -36,7 +36,7 @@ constexpr std::array<NamedValue<Op>, 13> op_names{{
 constexpr std::array<NamedValue<EngineClass>, 3> engine_names{{
 	{EngineClass::cpu, "cpu"}, {EngineClass::device, "device"}, {EngineClass::worker, "worker"},
 }};
-constexpr std::array<NamedValue<GraphErrorReason>, 15> reason_names{{
+constexpr std::array<NamedValue<GraphErrorReason>, 16> reason_names{{
 	{GraphErrorReason::none, "none"}, {GraphErrorReason::header, "header"},
 	{GraphErrorReason::limit, "limit"}, {GraphErrorReason::range, "range"},
 	{GraphErrorReason::buffer, "buffer"}, {GraphErrorReason::tensor, "tensor"},
@@ -44,7 +44,10 @@ constexpr std::array<NamedValue<GraphErrorReason>, 15> reason_names{{
 	{GraphErrorReason::engine, "engine"}, {GraphErrorReason::arity, "arity"},
 	{GraphErrorReason::shape, "shape"}, {GraphErrorReason::param, "param"},
 	{GraphErrorReason::alias, "alias"}, {GraphErrorReason::writers, "writers"},
-	{GraphErrorReason::cycle, "cycle"},
+	{GraphErrorReason::cycle, "cycle"}, {GraphErrorReason::encoding, "encoding"},
+}};
+constexpr std::array<NamedValue<GraphEncoding>, 2> encoding_names{{
+	{GraphEncoding::fixed, "fixed"}, {GraphEncoding::compact, "compact"},
 }};
 constexpr std::array<NamedValue<GraphErrorKind>, 4> kind_names{{
 	{GraphErrorKind::header, "header"}, {GraphErrorKind::buffer, "buffer"},
@@ -134,6 +137,7 @@ const char *to_string(Op op) noexcept { return name_of(op_names, op); }
 const char *to_string(EngineClass engine) noexcept { return name_of(engine_names, engine); }
 const char *to_string(GraphErrorReason reason) noexcept { return name_of(reason_names, reason); }
 const char *to_string(GraphErrorKind kind) noexcept { return name_of(kind_names, kind); }
+const char *to_string(GraphEncoding encoding) noexcept { return name_of(encoding_names, encoding); }
 
 std::optional<DType> parse_dtype(std::string_view name) noexcept
 {
@@ -153,6 +157,11 @@ std::optional<Op> parse_op(std::string_view name) noexcept
 std::optional<EngineClass> parse_engine_class(std::string_view name) noexcept
 {
 	return value_of(engine_names, name);
+}
+
+std::optional<GraphEncoding> parse_graph_encoding(std::string_view name) noexcept
+{
+	return value_of(encoding_names, name);
 }
 
 void fill(const GraphInit &init, DType dtype, std::span<std::byte> bytes)

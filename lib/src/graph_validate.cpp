@@ -112,9 +112,12 @@ public:
 	}
 
 	std::optional<GraphError> run();
+	std::optional<GraphError> header();
+	// The version 1 image of what header() read.
+	std::vector<std::byte> image() const;
 
 private:
-	std::optional<GraphError> header();
+	std::optional<GraphError> compact();
 	std::optional<GraphError> buffer(std::uint32_t i);
 	std::optional<GraphError> tensor(std::uint32_t i);
 	std::optional<GraphError> node(std::uint32_t i);
@@ -196,9 +199,9 @@ std::optional<GraphError> Validator::header()
 	std::memcpy(&h, bytes_.data(), sizeof(h));
 	if (h.magic != MCP_GRAPH_MAGIC)
 		return fail(R::header, H, 0, "bad magic: not an MCP graph (\"MGPH\")");
-	if (h.version != MCP_GRAPH_VERSION)
+	if (h.version != MCP_GRAPH_VERSION && h.version != MCP_GRAPH_VERSION_COMPACT)
 		return fail(R::header, H, 0, "format version " + std::to_string(h.version) +
-					     ", this library reads version 1");
+					     ", this library reads versions 1 and 2");
 	if (h.header_size != detail::graph_header_size || h.flags != 0 || h.reserved != 0)
 		return fail(R::header, H, 0, "header_size is not 48 or flags/reserved are not 0");
 	if (h.n_buffers < 1 || h.n_buffers > max_buffers)
@@ -219,6 +222,8 @@ std::optional<GraphError> Validator::header()
 	if (h.blob_len > limits_.max_blob)
 		return fail(R::limit, H, 0, "blob of " + std::to_string(h.blob_len) +
 					    " bytes: over max_blob " + std::to_string(limits_.max_blob));
+	if (h.version == MCP_GRAPH_VERSION_COMPACT)
+		return compact();
 
 	const std::uint64_t expect = detail::graph_header_size +
 				     detail::graph_buffer_entry_size * std::uint64_t{h.n_buffers} +
@@ -249,6 +254,73 @@ std::optional<GraphError> Validator::header()
 	if (!range_ok(g_, h.name_offset, h.name_len))
 		return fail(R::range, H, 0, "the graph's name is outside the blob");
 	return std::nullopt;
+}
+
+// The rest of a version 2 header, then its tables decoded into g_: from
+// here on the version 1 image is validated (its header says so).
+std::optional<GraphError> Validator::compact()
+{
+	using R = GraphErrorReason;
+	constexpr auto H = GraphErrorKind::header;
+	auto &h = g_.hdr;
+
+	if (h.total_len != bytes_.size())
+		return fail(R::header, H, 0, "total_len " + std::to_string(h.total_len) + " but " +
+					     std::to_string(bytes_.size()) +
+					     " bytes were given (truncated or trailing data)");
+	if (h.total_len < detail::graph_header_size + std::uint64_t{h.blob_len})
+		return fail(R::header, H, 0, "total_len " + std::to_string(h.total_len) +
+					     " cannot hold the header and a blob of " +
+					     std::to_string(h.blob_len) + " bytes");
+	const std::uint64_t tables = h.total_len - detail::graph_header_size - h.blob_len;
+	if (tables % 8 != 0)
+		return fail(R::header, H, 0, "the tables' " + std::to_string(tables) +
+					     " bytes are not a multiple of 8");
+	const std::uint64_t min = detail::compact_min_tables(h), max = detail::compact_max_tables(h);
+	if (tables < min || tables > max)
+		return fail(R::header, H, 0, std::to_string(tables) + " bytes of tables for " +
+					     std::to_string(h.n_buffers) + " buffers, " +
+					     std::to_string(h.n_tensors) + " tensors and " +
+					     std::to_string(h.n_nodes) + " nodes: they take " +
+					     std::to_string(min) + " to " + std::to_string(max));
+
+	g_.blob = bytes_.subspan(h.total_len - h.blob_len, h.blob_len);
+	if (!range_ok(g_, h.name_offset, h.name_len))
+		return fail(R::range, H, 0, "the graph's name is outside the blob");
+
+	// Bounded by the bytes given: every record takes some of them.
+	g_.buffers.resize(h.n_buffers);
+	g_.tensors.resize(h.n_tensors);
+	g_.nodes.resize(h.n_nodes);
+	if (auto e = detail::decode_compact_tables(bytes_.subspan(detail::graph_header_size, tables),
+						   g_.buffers, g_.tensors, g_.nodes))
+		return detail::make_graph_error(
+			R::encoding, e->kind, e->index,
+			e->kind == H ? "" : detail::graph_entry_label(e->kind, e->index, {}),
+			e->what);
+	h.version = MCP_GRAPH_VERSION;
+	h.total_len = detail::graph_header_size +
+		      detail::graph_buffer_entry_size * std::uint64_t{h.n_buffers} +
+		      detail::graph_tensor_entry_size * std::uint64_t{h.n_tensors} +
+		      detail::graph_node_entry_size * std::uint64_t{h.n_nodes} + h.blob_len;
+	return std::nullopt;
+}
+
+std::vector<std::byte> Validator::image() const
+{
+	std::vector<std::byte> out;
+	const auto add = [&out](const void *p, std::size_t len) {
+		const auto *b = static_cast<const std::byte *>(p);
+		out.insert(out.end(), b, b + len);
+	};
+
+	out.reserve(g_.hdr.total_len);
+	add(&g_.hdr, sizeof(g_.hdr));
+	add(g_.buffers.data(), g_.buffers.size() * sizeof(g_.buffers[0]));
+	add(g_.tensors.data(), g_.tensors.size() * sizeof(g_.tensors[0]));
+	add(g_.nodes.data(), g_.nodes.size() * sizeof(g_.nodes[0]));
+	add(g_.blob.data(), g_.blob.size());
+	return out;
 }
 
 std::optional<GraphError> Validator::buffer(std::uint32_t i)
@@ -761,12 +833,27 @@ std::optional<GraphError> check_graph(std::span<const std::byte> bytes, const Gr
 	return Validator(bytes, limits).run();
 }
 
+namespace detail {
+
+std::vector<std::byte> fixed_image(std::span<const std::byte> bytes, const GraphLimits &limits,
+				   std::optional<GraphError> &refused)
+{
+	Validator v(bytes, limits);
+
+	refused = v.header();
+	if (refused)
+		return {};
+	return v.image();
+}
+
+} // namespace detail
+
 std::optional<GraphError> GraphDef::validate(const GraphLimits &limits) const
 {
 	std::vector<std::byte> bytes;
 
 	try {
-		bytes = serialize();
+		bytes = serialize(GraphEncoding::fixed);
 	} catch (const GraphInvalid &e) {
 		return e.error();
 	}

@@ -294,7 +294,11 @@ std::vector<WorkerInfo> Runtime::workers() const
 LoadedGraph Runtime::load(const GraphDef &def)
 {
 	detail::RuntimeState &state = require(state_);
-	std::vector<std::byte> bytes = def.serialize();
+	// A kernel without MCP_FEAT_GRAPH_COMPACT reads only the fixed encoding.
+	const bool compact = detail::read_version(state.ctx.fd(), state.ctx.name()).features &
+			     feature::graph_compact;
+	std::vector<std::byte> bytes =
+		def.serialize(compact ? GraphEncoding::compact : GraphEncoding::fixed);
 	LoadedGraph g;
 
 	g.state_ = state_;

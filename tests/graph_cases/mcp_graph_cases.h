@@ -12,6 +12,9 @@
  *	size_t len = mcp_graph_case_build(&mcp_graph_cases[i], &g, bytes,
  *					  sizeof(bytes));
  *
+ * or mcp_graph_case_build_compact() for the same graph in format version 2
+ * (0 when version 2 cannot express the case).
+ *
  * len is the byte count to give (graph_len); g.n_buffers and
  * g.buffers[k].length say which BOs to bind.  Cases flagged
  * MCP_GRAPH_CASE_KERNEL_ONLY depend on the kernel's context (no device DMA
@@ -56,6 +59,19 @@
  * @keep_total: emit hdr.total_len as set
  * @truncate_to: give only this many bytes (0: all)
  * @extra_bytes: give this many zero bytes past the end
+ * @compact:	emit format version 2 (mcp_graph_case_emit_compact())
+ * @enc_kind:	with @compact: the varint of field @enc_field (from 1, in
+ *		the encoding's field order) of record @enc_index of table
+ *		@enc_kind (MCP_GRAPH_AT_*) is @enc_bytes instead (0: none)
+ * @enc_index:
+ * @enc_field:
+ * @enc_bytes:
+ * @enc_len:
+ * @enc_tail:	bytes written after the last record, before the padding
+ * @enc_tail_len:
+ * @enc_pad:	the padding byte (0x80 runs the last varint to the end)
+ * @enc_misalign: one zero byte after the padding (tables not a multiple
+ *		of 8 bytes)
  */
 struct mcp_graph_case_graph {
 	struct mcp_graph_header hdr;
@@ -71,6 +87,16 @@ struct mcp_graph_case_graph {
 	int keep_total;
 	size_t truncate_to;
 	size_t extra_bytes;
+	int compact;
+	uint32_t enc_kind;
+	uint32_t enc_index;
+	uint32_t enc_field;
+	uint8_t enc_bytes[16];
+	uint32_t enc_len;
+	uint8_t enc_tail[512];
+	uint32_t enc_tail_len;
+	uint8_t enc_pad;
+	int enc_misalign;
 };
 
 /**
@@ -239,6 +265,178 @@ static inline size_t mcp_graph_case_emit(struct mcp_graph_case_graph *g,
 	return len;
 }
 
+/* ---- format version 2 -------------------------------------------------- */
+
+/* Writes the varints of one table record after another (see @enc_*). */
+struct mcp_graph_case_writer {
+	const struct mcp_graph_case_graph *g;
+	uint8_t *out;
+	size_t len;
+	size_t cap;
+	uint32_t kind;
+	uint32_t index;
+	uint32_t field;
+};
+
+static inline void mcp_graph_case_put_byte(struct mcp_graph_case_writer *w,
+					   uint8_t b)
+{
+	if (w->len < w->cap)
+		w->out[w->len] = b;
+	w->len++;
+}
+
+static inline void mcp_graph_case_put(struct mcp_graph_case_writer *w,
+				      uint64_t v)
+{
+	const struct mcp_graph_case_graph *g = w->g;
+	uint32_t k;
+
+	w->field++;
+	if (g->enc_field && g->enc_kind == w->kind &&
+	    g->enc_index == w->index && g->enc_field == w->field) {
+		for (k = 0; k < g->enc_len; k++)
+			mcp_graph_case_put_byte(w, g->enc_bytes[k]);
+		return;
+	}
+	do {
+		uint8_t b = v & 0x7f;
+
+		v >>= 7;
+		mcp_graph_case_put_byte(w, v ? b | 0x80 : b);
+	} while (v);
+}
+
+static inline void mcp_graph_case_record(struct mcp_graph_case_writer *w,
+					 uint32_t kind, uint32_t index)
+{
+	w->kind = kind;
+	w->index = index;
+	w->field = 0;
+}
+
+/*
+ * The bytes of @g in format version 2 (its tables as varints, in the
+ * fields' order of the uapi, then the blob): their count, 0 when @cap is
+ * too small.  Header, counts and total_len as mcp_graph_case_emit().
+ */
+static inline size_t mcp_graph_case_emit_compact(struct mcp_graph_case_graph *g,
+						 uint8_t *out, size_t cap)
+{
+	struct mcp_graph_case_writer w = { g, out, sizeof(g->hdr), cap, 0, 0, 0 };
+	uint32_t i, k;
+
+	if (!g->keep_counts) {
+		g->hdr.n_buffers = g->n_buffers;
+		g->hdr.n_tensors = g->n_tensors;
+		g->hdr.n_nodes = g->n_nodes;
+		g->hdr.blob_len = g->blob_len;
+	}
+	g->hdr.version = MCP_GRAPH_VERSION_COMPACT;
+	for (i = 0; i < g->n_buffers; i++) {
+		const struct mcp_graph_buffer *b = &g->buffers[i];
+
+		mcp_graph_case_record(&w, MCP_GRAPH_AT_BUFFER, i);
+		mcp_graph_case_put(&w, b->length);
+		mcp_graph_case_put(&w, b->flags);
+		mcp_graph_case_put(&w, b->name_offset);
+		mcp_graph_case_put(&w, b->name_len);
+		mcp_graph_case_put(&w, b->init_offset);
+		mcp_graph_case_put(&w, b->init_len);
+	}
+	for (i = 0; i < g->n_tensors; i++) {
+		const struct mcp_graph_tensor *t = &g->tensors[i];
+
+		mcp_graph_case_record(&w, MCP_GRAPH_AT_TENSOR, i);
+		mcp_graph_case_put(&w, t->buffer);
+		mcp_graph_case_put(&w, t->dtype);
+		mcp_graph_case_put(&w, t->rank);
+		mcp_graph_case_put(&w, t->layout);
+		mcp_graph_case_put(&w, t->flags);
+		mcp_graph_case_put(&w, t->offset);
+		for (k = 0; k < t->rank && k < MCP_GRAPH_MAX_RANK; k++)
+			mcp_graph_case_put(&w, t->dims[k]);
+		mcp_graph_case_put(&w, t->name_offset);
+		mcp_graph_case_put(&w, t->name_len);
+	}
+	for (i = 0; i < g->n_nodes; i++) {
+		const struct mcp_graph_node *n = &g->nodes[i];
+
+		mcp_graph_case_record(&w, MCP_GRAPH_AT_NODE, i);
+		mcp_graph_case_put(&w, n->op);
+		mcp_graph_case_put(&w, n->engine);
+		mcp_graph_case_put(&w, n->flags);
+		mcp_graph_case_put(&w, n->n_inputs);
+		mcp_graph_case_put(&w, n->n_outputs);
+		for (k = 0; k < n->n_inputs && k < MCP_GRAPH_MAX_INPUTS; k++)
+			mcp_graph_case_put(&w, n->inputs[k]);
+		for (k = 0; k < n->n_outputs && k < MCP_GRAPH_MAX_OUTPUTS; k++)
+			mcp_graph_case_put(&w, n->outputs[k]);
+		mcp_graph_case_put(&w, n->param_offset);
+		mcp_graph_case_put(&w, n->param_len);
+		mcp_graph_case_put(&w, n->name_offset);
+		mcp_graph_case_put(&w, n->name_len);
+	}
+	for (k = 0; k < g->enc_tail_len; k++)
+		mcp_graph_case_put_byte(&w, g->enc_tail[k]);
+	while ((w.len - sizeof(g->hdr)) % 8)
+		mcp_graph_case_put_byte(&w, g->enc_pad);
+	if (g->enc_misalign)
+		mcp_graph_case_put_byte(&w, 0);
+	for (k = 0; k < g->blob_len; k++)
+		mcp_graph_case_put_byte(&w, g->blob[k]);
+	if (!g->keep_total)
+		g->hdr.total_len = w.len;
+	for (k = 0; k < g->extra_bytes; k++)
+		mcp_graph_case_put_byte(&w, 0);
+	if (w.len > cap)
+		return 0;
+	memcpy(out, &g->hdr, sizeof(g->hdr));
+	if (g->truncate_to && g->truncate_to < w.len)
+		return g->truncate_to;
+	return w.len;
+}
+
+/*
+ * True when format version 2 says exactly what the version 1 bytes of @g
+ * say: consistent sizes, and no table field that version 2 leaves out
+ * (reserved fields, unused slots, dims past the rank) set.
+ */
+static inline int mcp_graph_case_compact_expresses(const struct mcp_graph_case_graph *g)
+{
+	uint32_t i, k;
+
+	if (g->keep_counts || g->keep_total || g->truncate_to ||
+	    g->extra_bytes || g->hdr.version != MCP_GRAPH_VERSION)
+		return 0;
+	for (i = 0; i < g->n_buffers; i++)
+		if (g->buffers[i].reserved)
+			return 0;
+	for (i = 0; i < g->n_tensors; i++) {
+		const struct mcp_graph_tensor *t = &g->tensors[i];
+
+		if (t->rank > MCP_GRAPH_MAX_RANK)
+			return 0;
+		for (k = t->rank; k < MCP_GRAPH_MAX_RANK; k++)
+			if (t->dims[k])
+				return 0;
+	}
+	for (i = 0; i < g->n_nodes; i++) {
+		const struct mcp_graph_node *n = &g->nodes[i];
+
+		if (n->reserved || n->n_inputs > MCP_GRAPH_MAX_INPUTS ||
+		    n->n_outputs > MCP_GRAPH_MAX_OUTPUTS)
+			return 0;
+		for (k = n->n_inputs; k < MCP_GRAPH_MAX_INPUTS; k++)
+			if (n->inputs[k])
+				return 0;
+		for (k = n->n_outputs; k < MCP_GRAPH_MAX_OUTPUTS; k++)
+			if (n->outputs[k])
+				return 0;
+	}
+	return 1;
+}
+
 /* ---- graphs the cases start from ------------------------------------ */
 
 /*
@@ -274,7 +472,7 @@ static inline void mcp_graph_case_unary(struct mcp_graph_case_graph *g,
 MCP_GC(valid_base) { mcp_graph_case_base(g); }
 MCP_GC(hdr_short) { mcp_graph_case_base(g); g->truncate_to = 40; }
 MCP_GC(hdr_magic) { mcp_graph_case_base(g); g->hdr.magic ^= 1; }
-MCP_GC(hdr_version) { mcp_graph_case_base(g); g->hdr.version = 2; }
+MCP_GC(hdr_version) { mcp_graph_case_base(g); g->hdr.version = 3; }
 MCP_GC(hdr_size) { mcp_graph_case_base(g); g->hdr.header_size = 56; }
 MCP_GC(hdr_flags) { mcp_graph_case_base(g); g->hdr.flags = 1; }
 MCP_GC(hdr_reserved) { mcp_graph_case_base(g); g->hdr.reserved = 1; }
@@ -1366,6 +1564,141 @@ MCP_GC(valid_reverse_order)
 	mcp_graph_case_node(g, MCP_OP_COPY, MCP_GRAPH_ENGINE_CPU, 1, 1, 0, 1);
 }
 
+/* ---- the cases: format version 2 ------------------------------------ */
+
+/*
+ * The base graph in version 2: 72 bytes of records (buffer 7; tensors 10,
+ * 10, 11, 11; nodes 11, 12), so no padding.  Field @field of record
+ * @index of table @kind is given as @len bytes.
+ */
+static inline void mcp_graph_case_enc(struct mcp_graph_case_graph *g,
+				      uint32_t kind, uint32_t index,
+				      uint32_t field, const uint8_t *bytes,
+				      uint32_t len)
+{
+	mcp_graph_case_base(g);
+	g->compact = 1;
+	g->enc_kind = kind;
+	g->enc_index = index;
+	g->enc_field = field;
+	memcpy(g->enc_bytes, bytes, len);
+	g->enc_len = len;
+}
+
+#define MCP_GC_ENC(fn, kind, index, field, ...)				\
+	MCP_GC(fn)							\
+	{								\
+		static const uint8_t b[] = { __VA_ARGS__ };		\
+		mcp_graph_case_enc(g, MCP_GRAPH_AT_##kind, index, field,	\
+				   b, sizeof(b));			\
+	}
+
+MCP_GC(valid_compact) { mcp_graph_case_base(g); g->compact = 1; }
+/* Longer than needed but within the field's width: accepted. */
+MCP_GC_ENC(valid_compact_long_varint, TENSOR, 0, 2, 0x81, 0x00)
+/* name_len of node 1 (its last field) in 2 bytes: 73 bytes, 7 padding */
+MCP_GC_ENC(valid_compact_padding, NODE, 1, 12, 0x80, 0x00)
+MCP_GC(enc_padding_not_zero)
+{
+	static const uint8_t b[] = { 0x80, 0x00 };
+
+	mcp_graph_case_enc(g, MCP_GRAPH_AT_NODE, 1, 12, b, sizeof(b));
+	g->enc_pad = 1;
+}
+/* The last varint of the last node runs into the end of the tables. */
+MCP_GC_ENC(enc_past_end, NODE, 1, 12, 0x80)
+MCP_GC(enc_past_end_padded)
+{
+	static const uint8_t b[] = { 0x80, 0x80 };
+
+	mcp_graph_case_enc(g, MCP_GRAPH_AT_NODE, 1, 12, b, sizeof(b));
+	g->enc_pad = 0x80;
+}
+MCP_GC_ENC(enc_u64_too_long, BUFFER, 0, 1,
+	   0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00)
+MCP_GC_ENC(enc_u64_over, BUFFER, 0, 1,
+	   0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02)
+MCP_GC_ENC(enc_u32_too_long, TENSOR, 1, 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00)
+MCP_GC_ENC(enc_u32_over, TENSOR, 0, 9, 0x80, 0x80, 0x80, 0x80, 0x10)
+MCP_GC_ENC(enc_buffer_flags_over, BUFFER, 0, 2, 0xff, 0xff, 0xff, 0xff, 0x1f)
+MCP_GC_ENC(enc_u8_over, TENSOR, 2, 2, 0x80, 0x02)
+MCP_GC_ENC(enc_u8_too_long, TENSOR, 3, 4, 0x80, 0x80, 0x00)
+MCP_GC_ENC(enc_u16_over, NODE, 0, 1, 0x80, 0x80, 0x04)
+MCP_GC_ENC(enc_u16_too_long, NODE, 1, 1, 0xc2, 0x80, 0x80, 0x00)
+MCP_GC_ENC(enc_rank_over, TENSOR, 1, 3, 7)
+MCP_GC_ENC(enc_inputs_over, NODE, 1, 4, 5)
+MCP_GC_ENC(enc_outputs_over, NODE, 0, 5, 3)
+MCP_GC_ENC(enc_dims_over, TENSOR, 3, 8, 0x80, 0x80, 0x80, 0x80, 0x7f)
+MCP_GC_ENC(enc_input_over, NODE, 1, 7, 0xff, 0xff, 0xff, 0xff, 0xff)
+MCP_GC(enc_leftover)
+{
+	mcp_graph_case_base(g);
+	g->compact = 1;
+	g->enc_tail_len = 8;
+}
+/* Header-level rules of version 2 (HEADER, before any decoding). */
+MCP_GC(hdr_compact_misaligned)
+{
+	mcp_graph_case_base(g);
+	g->compact = 1;
+	g->enc_misalign = 1;
+}
+/* Counts the tables' bytes cannot hold: refused before any allocation. */
+MCP_GC(hdr_compact_huge_counts)
+{
+	mcp_graph_case_counts(g);
+	g->compact = 1;
+	g->hdr.n_tensors = 16384;
+	g->hdr.n_nodes = 4096;
+}
+MCP_GC(hdr_compact_tables_over)
+{
+	mcp_graph_case_base(g);
+	g->compact = 1;
+	g->enc_tail_len = 512;
+}
+MCP_GC(hdr_compact_blob_over)
+{
+	mcp_graph_case_counts(g);
+	g->compact = 1;
+	g->hdr.blob_len = 4096;
+}
+MCP_GC(hdr_compact_truncated)
+{
+	mcp_graph_case_base(g);
+	g->compact = 1;
+	g->truncate_to = sizeof(struct mcp_graph_header) + 40;
+}
+MCP_GC(hdr_compact_trailing)
+{
+	mcp_graph_case_base(g);
+	g->compact = 1;
+	g->extra_bytes = 8;
+}
+MCP_GC(hdr_compact_total)
+{
+	mcp_graph_case_base(g);
+	g->compact = 1;
+	g->keep_total = 1;
+	g->hdr.total_len = sizeof(struct mcp_graph_header) + 80;
+}
+/* Header rules come first: a bad name range before an undecodable table. */
+MCP_GC(hdr_compact_name_first)
+{
+	static const uint8_t b[] = { 0x80, 0x02 };
+
+	mcp_graph_case_enc(g, MCP_GRAPH_AT_TENSOR, 2, 2, b, sizeof(b));
+	g->hdr.name_len = 8;
+}
+/* The rules after decoding are version 1's, verdict for verdict. */
+MCP_GC(compact_tensor_dtype)
+{
+	mcp_graph_case_base(g);
+	g->compact = 1;
+	g->tensors[2].dtype = 9;
+}
+
+#undef MCP_GC_ENC
 #undef MCP_GC
 
 #define MCP_GRAPH_CASE(fn, reason, kind, index, flags) \
@@ -1545,6 +1878,36 @@ static const struct mcp_graph_case mcp_graph_cases[] = {
 	MCP_GRAPH_CASE(cyc_dependent_first, ERR_CYCLE, NODE, 0, 0),
 	MCP_GRAPH_CASE(cyc_partial, ERR_CYCLE, NODE, 0, 0),
 	MCP_GRAPH_CASE(cyc_inplace, ERR_CYCLE, NODE, 0, 0),
+	MCP_GRAPH_CASE_VALID(valid_compact),
+	MCP_GRAPH_CASE_VALID(valid_compact_long_varint),
+	MCP_GRAPH_CASE_VALID(valid_compact_padding),
+	MCP_GRAPH_CASE(enc_padding_not_zero, ERR_ENCODING, HEADER, 0, 0),
+	MCP_GRAPH_CASE(enc_past_end, ERR_ENCODING, NODE, 1, 0),
+	MCP_GRAPH_CASE(enc_past_end_padded, ERR_ENCODING, NODE, 1, 0),
+	MCP_GRAPH_CASE(enc_u64_too_long, ERR_ENCODING, BUFFER, 0, 0),
+	MCP_GRAPH_CASE(enc_u64_over, ERR_ENCODING, BUFFER, 0, 0),
+	MCP_GRAPH_CASE(enc_u32_too_long, ERR_ENCODING, TENSOR, 1, 0),
+	MCP_GRAPH_CASE(enc_u32_over, ERR_ENCODING, TENSOR, 0, 0),
+	MCP_GRAPH_CASE(enc_buffer_flags_over, ERR_ENCODING, BUFFER, 0, 0),
+	MCP_GRAPH_CASE(enc_u8_over, ERR_ENCODING, TENSOR, 2, 0),
+	MCP_GRAPH_CASE(enc_u8_too_long, ERR_ENCODING, TENSOR, 3, 0),
+	MCP_GRAPH_CASE(enc_u16_over, ERR_ENCODING, NODE, 0, 0),
+	MCP_GRAPH_CASE(enc_u16_too_long, ERR_ENCODING, NODE, 1, 0),
+	MCP_GRAPH_CASE(enc_rank_over, ERR_ENCODING, TENSOR, 1, 0),
+	MCP_GRAPH_CASE(enc_inputs_over, ERR_ENCODING, NODE, 1, 0),
+	MCP_GRAPH_CASE(enc_outputs_over, ERR_ENCODING, NODE, 0, 0),
+	MCP_GRAPH_CASE(enc_dims_over, ERR_ENCODING, TENSOR, 3, 0),
+	MCP_GRAPH_CASE(enc_input_over, ERR_ENCODING, NODE, 1, 0),
+	MCP_GRAPH_CASE(enc_leftover, ERR_ENCODING, HEADER, 0, 0),
+	MCP_GRAPH_CASE(hdr_compact_misaligned, ERR_HEADER, HEADER, 0, 0),
+	MCP_GRAPH_CASE(hdr_compact_huge_counts, ERR_HEADER, HEADER, 0, 0),
+	MCP_GRAPH_CASE(hdr_compact_tables_over, ERR_HEADER, HEADER, 0, 0),
+	MCP_GRAPH_CASE(hdr_compact_blob_over, ERR_HEADER, HEADER, 0, 0),
+	MCP_GRAPH_CASE(hdr_compact_truncated, ERR_HEADER, HEADER, 0, 0),
+	MCP_GRAPH_CASE(hdr_compact_trailing, ERR_HEADER, HEADER, 0, 0),
+	MCP_GRAPH_CASE(hdr_compact_total, ERR_HEADER, HEADER, 0, 0),
+	MCP_GRAPH_CASE(hdr_compact_name_first, ERR_RANGE, HEADER, 0, 0),
+	MCP_GRAPH_CASE(compact_tensor_dtype, ERR_TENSOR, TENSOR, 2, 0),
 };
 
 #undef MCP_GRAPH_CASE
@@ -1559,7 +1922,25 @@ static inline size_t mcp_graph_case_build(const struct mcp_graph_case *c,
 {
 	mcp_graph_case_init(g);
 	c->build(g);
+	if (g->compact)
+		return mcp_graph_case_emit_compact(g, out, cap);
 	return mcp_graph_case_emit(g, out, cap);
+}
+
+/*
+ * Builds a version 1 case @c into @g and emits it in version 2: the byte
+ * count, 0 when version 2 cannot say the same (the verdict must then be
+ * the case's).
+ */
+static inline size_t mcp_graph_case_build_compact(const struct mcp_graph_case *c,
+						  struct mcp_graph_case_graph *g,
+						  uint8_t *out, size_t cap)
+{
+	mcp_graph_case_init(g);
+	c->build(g);
+	if (g->compact || !mcp_graph_case_compact_expresses(g))
+		return 0;
+	return mcp_graph_case_emit_compact(g, out, cap);
 }
 
 #endif /* MCP_GRAPH_CASES_H */

@@ -356,6 +356,21 @@ Test(abi, graph_format_layout)
 	cr_expect_eq(MCP_GRAPH_ERR_CYCLE, 14);
 }
 
+/* Format version 2 (compact): its version number, reason and record sizes. */
+Test(abi, graph_compact_format)
+{
+	cr_expect_eq(MCP_GRAPH_VERSION_COMPACT, 2);
+	cr_expect_eq(MCP_GRAPH_ERR_ENCODING, 15);
+	cr_expect_eq(MCP_FEAT_GRAPH_COMPACT, 1ULL << 9);
+	cr_expect_eq(MCP_GRAPH_COMPACT_MIN_BUFFER, 6);
+	cr_expect_eq(MCP_GRAPH_COMPACT_MIN_TENSOR, 8);
+	cr_expect_eq(MCP_GRAPH_COMPACT_MIN_NODE, 9);
+	/* 10 + 5 x 5; 5 + 4 x 2 + 10 + 6 x 5 + 2 x 5; 3 + 4 x 2 + 6 x 5 + 4 x 5 */
+	cr_expect_eq(MCP_GRAPH_COMPACT_MAX_BUFFER, 35);
+	cr_expect_eq(MCP_GRAPH_COMPACT_MAX_TENSOR, 63);
+	cr_expect_eq(MCP_GRAPH_COMPACT_MAX_NODE, 61);
+}
+
 Test(abi, graph_ioctl_layouts)
 {
 	cr_expect_eq(sizeof(struct mcp_graph_create), MCP_GRAPH_CREATE_SIZE_VER0);

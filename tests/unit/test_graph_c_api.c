@@ -86,6 +86,39 @@ Test(graph_c_api, build_serialize_parse)
 	mcp_graph_free(g);
 }
 
+/* Both encodings: the default is compact, both parse to the same graph. */
+Test(graph_c_api, encodings)
+{
+	struct mcp_graph_def *g = build_relu(), *a = NULL, *b = NULL;
+	size_t compact_len = 0, fixed_len = 0, len = 0;
+	unsigned char compact[1024], fixed[1024], dflt[1024];
+	char json_a[2048], json_b[2048];
+
+	cr_assert_eq(mcp_graph_serialize_as(g, MCP_GRAPH_ENCODING_COMPACT, compact,
+					    sizeof(compact), &compact_len), 0);
+	cr_assert_eq(mcp_graph_serialize_as(g, MCP_GRAPH_ENCODING_FIXED, fixed, sizeof(fixed),
+					    &fixed_len), 0);
+	cr_assert_eq(mcp_graph_serialize(g, dflt, sizeof(dflt), &len), 0);
+	cr_expect_eq(len, compact_len);
+	cr_expect_eq(memcmp(dflt, compact, len), 0);
+	cr_expect_lt(compact_len, fixed_len);
+	cr_expect_eq(mcp_graph_encoding(compact, compact_len), MCP_GRAPH_ENCODING_COMPACT);
+	cr_expect_eq(mcp_graph_encoding(fixed, fixed_len), MCP_GRAPH_ENCODING_FIXED);
+	cr_expect_eq(mcp_graph_encoding(fixed, 40), -EINVAL);
+	cr_expect_eq(mcp_graph_serialize_as(g, 3, compact, sizeof(compact), &len), -EINVAL);
+	cr_expect_neq(strstr(mcp_strerror_last(), "MCP_GRAPH_ENCODING_FIXED"), NULL);
+
+	cr_assert_eq(mcp_graph_parse(compact, compact_len, &a, NULL), 0);
+	cr_assert_eq(mcp_graph_parse(fixed, fixed_len, &b, NULL), 0);
+	cr_assert_eq(mcp_graph_to_json(a, 0, json_a, sizeof(json_a), &len), 0);
+	cr_assert_eq(mcp_graph_to_json(b, 0, json_b, sizeof(json_b), &len), 0);
+	cr_expect_str_eq(json_a, json_b);
+	cr_expect_str_eq(mcp_feature_name(MCP_FEATURE_GRAPH_COMPACT), "graph-compact");
+	mcp_graph_free(a);
+	mcp_graph_free(b);
+	mcp_graph_free(g);
+}
+
 Test(graph_c_api, validation_error_fields)
 {
 	struct mcp_graph_def *g = build_relu();

@@ -55,6 +55,7 @@
 #define MCP_FEAT_DMA		(1ULL << 6)	/* ENGINE_INFO, DMA_SUBMIT, fences */
 #define MCP_FEAT_GRAPHS		(1ULL << 7)	/* GRAPH_*, WORKER_REGISTER, JOB_DONE */
 #define MCP_FEAT_JOB_BATCH	(1ULL << 8)	/* chained worker reads, JOBS_DONE */
+#define MCP_FEAT_GRAPH_COMPACT	(1ULL << 9)	/* graphs in format version 2 */
 
 /* Length of mcp_version.module_version, including the terminating NUL. */
 #define MCP_MODULE_VERSION_LEN	64
@@ -849,9 +850,34 @@ struct mcp_dma_submit {
  *
  * Names and parameters are byte ranges of the blob.  A range with length
  * 0 is "none" and its offset must be 0.  Names are UTF-8 without NUL.
+ *
+ * Format version 2 (MCP_GRAPH_VERSION_COMPACT, MCP_FEAT_GRAPH_COMPACT)
+ * stores the same tables as unsigned LEB128 varints, between the header
+ * and the blob, without reserved fields or unused slots:
+ *
+ *   buffer  length flags name_offset name_len init_offset init_len
+ *   tensor  buffer dtype rank layout flags offset dims[rank]
+ *	     name_offset name_len
+ *   node    op engine flags n_inputs n_outputs inputs[n_inputs]
+ *	     outputs[n_outputs] param_offset param_len name_offset name_len
+ *
+ * then zero padding to a multiple of 8 bytes.  The header is the same
+ * struct; total_len = 48 + tables + blob_len.  A varint is at most as
+ * long as its field's width allows (2 bytes for __u8, 3 for __u16, 5 for
+ * __u32, 10 for __u64) and its value fits the field.  The kernel decodes
+ * version 2 into the version 1 tables and validates those.
  */
 #define MCP_GRAPH_MAGIC		0x4850474dU	/* "MGPH" little-endian */
 #define MCP_GRAPH_VERSION	1
+#define MCP_GRAPH_VERSION_COMPACT	2
+/* Fewest bytes one record of version 2 takes: a varint per field. */
+#define MCP_GRAPH_COMPACT_MIN_BUFFER	6
+#define MCP_GRAPH_COMPACT_MIN_TENSOR	8
+#define MCP_GRAPH_COMPACT_MIN_NODE	9
+/* Most bytes: widest varints, MCP_GRAPH_MAX_RANK dims, every slot. */
+#define MCP_GRAPH_COMPACT_MAX_BUFFER	35
+#define MCP_GRAPH_COMPACT_MAX_TENSOR	63
+#define MCP_GRAPH_COMPACT_MAX_NODE	61
 
 #define MCP_GRAPH_MAX_RANK	6
 #define MCP_GRAPH_MAX_INPUTS	4
@@ -864,7 +890,7 @@ struct mcp_dma_submit {
 /**
  * struct mcp_graph_header - first bytes of a graph
  * @magic:	MCP_GRAPH_MAGIC
- * @version:	MCP_GRAPH_VERSION
+ * @version:	MCP_GRAPH_VERSION, or MCP_GRAPH_VERSION_COMPACT
  * @header_size: sizeof(struct mcp_graph_header), 48
  * @flags:	must be 0
  * @n_buffers:	entries of the buffer table, 1 .. 64
@@ -873,6 +899,8 @@ struct mcp_dma_submit {
  * @blob_len:	bytes of the blob, a multiple of 8, .. the max_blob knob
  * @name:	the graph's name: a blob range
  * @total_len:	bytes of the whole graph, what the sections add up to
+ *		(version 2: at least 48 + @blob_len, the tables a multiple
+ *		of 8 bytes)
  */
 struct mcp_graph_header {
 	__u32 magic;
@@ -1097,6 +1125,7 @@ enum mcp_graph_error {
 	MCP_GRAPH_ERR_ALIAS = 12,	/* outputs overlap each other or inputs */
 	MCP_GRAPH_ERR_WRITERS = 13,	/* a tensor written by two nodes */
 	MCP_GRAPH_ERR_CYCLE = 14,	/* the dependencies have a cycle */
+	MCP_GRAPH_ERR_ENCODING = 15,	/* a version 2 record cannot be decoded */
 };
 
 /* mcp_graph_create.error_kind: what error_index counts */

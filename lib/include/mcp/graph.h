@@ -27,6 +27,15 @@ extern "C" {
 
 /* Feature bit of mcp_get_version() (the kernel's MCP_FEAT_GRAPHS). */
 #define MCP_FEATURE_GRAPHS	(UINT64_C(1) << 7)
+/* The kernel takes the compact encoding (MCP_FEAT_GRAPH_COMPACT). */
+#define MCP_FEATURE_GRAPH_COMPACT	(UINT64_C(1) << 9)
+
+/*
+ * How a binary graph encodes its tables (graphs.rst, "Compact encoding"):
+ * the value is the format version in the header.
+ */
+#define MCP_GRAPH_ENCODING_FIXED	1	/* fixed-width tables, any kernel with graphs */
+#define MCP_GRAPH_ENCODING_COMPACT	2	/* varint tables, MCP_FEATURE_GRAPH_COMPACT */
 
 /* Tensor element types (the kernel's enum mcp_dtype). */
 #define MCP_GRAPH_DTYPE_F32	1
@@ -87,6 +96,7 @@ extern "C" {
 #define MCP_GRAPH_ERROR_ALIAS	12	/* outputs overlap each other or inputs */
 #define MCP_GRAPH_ERROR_WRITERS	13	/* bytes written by two nodes */
 #define MCP_GRAPH_ERROR_CYCLE	14	/* the dependencies have a cycle */
+#define MCP_GRAPH_ERROR_ENCODING	15	/* a compact record cannot be decoded */
 
 /* What mcp_graph_invalid.index counts (the kernel's enum mcp_graph_error_kind). */
 #define MCP_GRAPH_AT_HEADER_ENTRY	0
@@ -248,6 +258,19 @@ MCP_EXPORT void mcp_graph_free(struct mcp_graph_def *graph);
  */
 MCP_EXPORT int mcp_graph_serialize(const struct mcp_graph_def *graph, void *buf, size_t cap,
 				   size_t *len);
+/*
+ * mcp_graph_serialize_as() - mcp_graph_serialize() in @encoding
+ * (MCP_GRAPH_ENCODING_*; mcp_graph_serialize() writes compact); -EINVAL
+ * for an unknown encoding.
+ */
+MCP_EXPORT int mcp_graph_serialize_as(const struct mcp_graph_def *graph, int encoding, void *buf,
+				      size_t cap, size_t *len);
+/*
+ * mcp_graph_encoding() - MCP_GRAPH_ENCODING_* of binary bytes, from their
+ * header only; -EINVAL when they do not start with a graph header of
+ * version 1 or 2.
+ */
+MCP_EXPORT int mcp_graph_encoding(const void *data, size_t len);
 /*
  * mcp_graph_to_json() - the JSON description, NUL-terminated; *@len is
  * its length without the NUL; -ENOSPC as mcp_graph_serialize().

@@ -23,6 +23,7 @@ namespace mcp {
 
 namespace feature {
 inline constexpr std::uint64_t graphs = MCP_FEATURE_GRAPHS;
+inline constexpr std::uint64_t graph_compact = MCP_FEATURE_GRAPH_COMPACT;
 } // namespace feature
 
 // Values are the kernel's (enum mcp_dtype ...); a GraphDef read from bytes
@@ -189,6 +190,7 @@ enum class GraphErrorReason : std::uint32_t {
 	alias = MCP_GRAPH_ERROR_ALIAS,
 	writers = MCP_GRAPH_ERROR_WRITERS,
 	cycle = MCP_GRAPH_ERROR_CYCLE,
+	encoding = MCP_GRAPH_ERROR_ENCODING,
 };
 enum class GraphErrorKind : std::uint32_t {
 	header = MCP_GRAPH_AT_HEADER_ENTRY,
@@ -230,6 +232,20 @@ struct GraphLimits {
 	std::uint32_t max_blob = 1U << 20;
 };
 
+// How binary bytes encode the tables (graphs.rst, "Compact encoding"):
+// compact (format version 2, varints) needs a kernel with
+// feature::graph_compact; fixed (version 1) runs on every kernel.
+enum class GraphEncoding : std::uint16_t {
+	fixed = MCP_GRAPH_ENCODING_FIXED,
+	compact = MCP_GRAPH_ENCODING_COMPACT,
+};
+// "fixed", "compact"; and back.
+MCP_EXPORT const char *to_string(GraphEncoding encoding) noexcept;
+MCP_EXPORT std::optional<GraphEncoding> parse_graph_encoding(std::string_view name) noexcept;
+// The encoding of binary bytes, from the header alone; none when they do
+// not start with a version 1 or 2 graph header.
+MCP_EXPORT std::optional<GraphEncoding> graph_encoding(std::span<const std::byte> bytes) noexcept;
+
 // Checks binary bytes against every rule of Documentation/graphs.rst in
 // the kernel's order, except what needs the kernel (BO handles and
 // lengths, a device engine being present).  None when valid.
@@ -243,14 +259,14 @@ public:
 	std::vector<GraphTensor> tensors;
 	std::vector<GraphNode> nodes;
 
-	// Reads binary bytes; they are check_graph()ed first.  Throws
-	// GraphInvalid.
+	// Reads binary bytes in either encoding; they are check_graph()ed
+	// first.  Throws GraphInvalid.
 	static GraphDef parse(std::span<const std::byte> bytes, const GraphLimits &limits = {});
 	// The binary form (names, params and inits in the blob, in entry
 	// order).  Throws GraphInvalid (reason tensor, arity or header)
 	// only when a field cannot be encoded: rank > 6, > 4 inputs or > 2
 	// outputs, a blob over 4 GiB; everything else is validate()'s.
-	std::vector<std::byte> serialize() const;
+	std::vector<std::byte> serialize(GraphEncoding encoding = GraphEncoding::compact) const;
 	// None when valid; else the first error, as the kernel would give it.
 	std::optional<GraphError> validate(const GraphLimits &limits = {}) const;
 

@@ -22,4 +22,7 @@ typedef int32_t s32;
 typedef uint64_t u64;
 typedef int64_t s64;
 
+/* Address-space annotation for sparse (from <linux/compiler_types.h>). */
+#define __user
+
 #endif
