@@ -28,11 +28,13 @@
  *			BO's (a class of its own) is held across
  *			dma_buf_vmap(), which may take an exported BO's
  *
- *   mcp_sched.lock	spinlock (mcp_sched.h): a context's graph executions,
+ *   mcp_worker.read_lock mutex (mcp_sched.h): a worker fd's buffer for
+ *			reads of several jobs; held across such a read
+ *     mcp_sched.lock	spinlock (mcp_sched.h): a context's graph executions,
  *			worker jobs and workers; process context only,
  *			nothing sleeps, no fence is signalled and no copy
- *			to or from user memory is made under it; taken
- *			alone (wake_up() locks nest inside)
+ *			to or from user memory is made under it; nothing
+ *			nests inside but wake_up()'s locks
  *
  *   dma_fence.lock	an in-fence's, around its callbacks (mcp_dma.c and
  *			mcp_sched.c, which only queues a work item there)

@@ -399,9 +399,13 @@ static void mcp_job_ready_locked(struct mcp_exec *exec, struct mcp_job *job)
 	queue_work_node(node, mcp_graph_wq, &job->work);
 }
 
-/* A chained job's predecessor succeeded: it runs on its worker now. */
+/*
+ * A chained job's predecessor succeeded: it runs on its worker from the
+ * predecessor's end, @start_ns (no clock read: they cost microseconds
+ * where the clocksource is emulated).
+ */
 static void mcp_job_start_chained_locked(struct mcp_exec *exec,
-					 struct mcp_job *job)
+					 struct mcp_job *job, u64 start_ns)
 {
 	const struct mcp_graph_node *n = &exec->graph->nodes[job->index];
 	struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
@@ -414,7 +418,7 @@ static void mcp_job_start_chained_locked(struct mcp_exec *exec,
 	exec->running++;
 	st->numa_node = job->worker->node;
 	st->worker_tid = job->tid;
-	st->start_ns = ktime_get_ns();
+	st->start_ns = start_ns;
 	trace_mcp_graph_job_start(exec->rec->id, job->index, n->op, n->engine,
 				  st->numa_node, raw_smp_processor_id(),
 				  st->worker_tid);
@@ -460,7 +464,8 @@ static void __mcp_job_end_locked(struct mcp_exec *exec, struct mcp_job *job,
 			if (--succ->deps_left)
 				continue;
 			if (succ->worker)
-				mcp_job_start_chained_locked(exec, succ);
+				mcp_job_start_chained_locked(exec, succ,
+							     st->end_ns);
 			else
 				mcp_job_ready_locked(exec, succ);
 		}
@@ -574,7 +579,10 @@ static bool mcp_exec_check_end_locked(struct mcp_exec *exec)
 
 /* For mcp_worker.c */
 
-/* What a read returns for @job. */
+/*
+ * What a read returns for @job: every field but the unused entries of
+ * @inputs, @outputs and @param, which the reader of one job zeroed.
+ */
 static void mcp_job_fill_locked(struct mcp_exec *exec, struct mcp_job *job,
 				struct mcp_worker_job *out)
 {
@@ -582,7 +590,6 @@ static void mcp_job_fill_locked(struct mcp_exec *exec, struct mcp_job *job,
 	const struct mcp_graph_node *n = &graph->nodes[job->index];
 	u32 k;
 
-	memset(out, 0, sizeof(*out));
 	out->job_id = job->id;
 	out->exec_id = exec->rec->id;
 	out->graph = exec->rec->graph;
@@ -591,6 +598,8 @@ static void mcp_job_fill_locked(struct mcp_exec *exec, struct mcp_job *job,
 	out->n_inputs = n->n_inputs;
 	out->n_outputs = n->n_outputs;
 	out->param_len = n->param_len;
+	out->flags = 0;
+	out->reserved = 0;
 	for (k = 0; k < n->n_inputs + n->n_outputs; k++) {
 		bool in = k < n->n_inputs;
 		u32 ti = in ? n->inputs[k] : n->outputs[k - n->n_inputs];
@@ -602,6 +611,7 @@ static void mcp_job_fill_locked(struct mcp_exec *exec, struct mcp_job *job,
 		wt->dtype = t->dtype;
 		wt->rank = t->rank;
 		wt->layout = t->layout;
+		wt->reserved = 0;
 		wt->offset = t->offset;
 		memcpy(wt->dims, t->dims, sizeof(wt->dims));
 	}
@@ -660,8 +670,9 @@ struct mcp_job *mcp_sched_chain_locked(struct mcp_job *prev,
 	job->target = target;
 	job->id = ++exec->sched->last_job_id;
 	job->worker = w;
-	job->tid = task_pid_vnr(current);
-	job->claim_ns = ktime_get_ns();
+	job->tid = prev->tid;
+	/* Claimed by the same read. */
+	job->claim_ns = prev->claim_ns;
 	list_add_tail(&job->link, &w->claimed);
 	kref_get(&exec->ref);
 	mcp_job_fill_locked(exec, job, out);
@@ -725,15 +736,13 @@ struct mcp_exec *mcp_sched_job_done_locked(struct mcp_job *job, int result,
 }
 
 struct mcp_exec *mcp_sched_job_report_locked(struct mcp_job *job, int result,
-					     u64 start_ns, u64 end_ns)
+					     u64 start_ns, u64 end_ns, u64 now)
 {
 	struct mcp_graph_node_status *st = &job->exec->rec->nodes[job->index];
-	u64 now = ktime_get_ns();
 
 	if (start_ns)
 		st->start_ns = clamp(start_ns, job->claim_ns, now);
-	if (end_ns)
-		st->end_ns = clamp(end_ns, st->start_ns, now);
+	st->end_ns = end_ns ? clamp(end_ns, st->start_ns, now) : now;
 	return mcp_sched_job_done_locked(job, result, false);
 }
 

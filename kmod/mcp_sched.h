@@ -11,8 +11,12 @@
  * Locks: mcp_sched.lock, a spinlock, guards everything of the context's
  * executions, jobs and workers; nothing sleeps under it and it is only
  * taken in process context (fence callbacks and timers defer to work
- * items).  It nests inside nothing of mcp.ko and nothing nests inside it
- * but the wait queue locks of wake_up().
+ * items).  It nests inside nothing of mcp.ko but a worker's read_lock
+ * and nothing nests inside it but the wait queue locks of wake_up().
+ *
+ * mcp_worker.read_lock, a mutex, serialises the reads of several jobs on
+ * one worker fd, which share its buffer; it is held across the wait, the
+ * claim and the copy to the reader.
  */
 #ifndef _MCP_SCHED_H
 #define _MCP_SCHED_H
@@ -21,6 +25,7 @@
 #include <linux/hrtimer.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
@@ -119,6 +124,11 @@ struct mcp_job {
  * @link:	in mcp_sched.workers while attached
  * @claimed:	jobs it read and has not reported
  * @attached:	false once its context closed or the fd is released
+ * @read_lock:	serialises the reads of several jobs, see above
+ * @out:	MCP_WORKER_READ_MAX jobs as such a read returns them, made at
+ *		the first one: no allocation per read (they cost most of a
+ *		read where the slab allocator debugs)
+ * @jobs:	the jobs of @out
  */
 struct mcp_worker {
 	struct mcp_sched *sched;
@@ -126,6 +136,9 @@ struct mcp_worker {
 	struct list_head link;
 	struct list_head claimed;
 	bool attached;
+	struct mutex read_lock;	/* see above */
+	struct mcp_worker_job *out;
+	struct mcp_job *jobs[MCP_WORKER_READ_MAX];
 };
 
 /* mcp_sched.c, for mcp_worker.c; "_locked": mcp_sched.lock held */
@@ -134,7 +147,10 @@ void mcp_sched_put(struct mcp_sched *sched);
 /* The worker job @w may claim next, or NULL. */
 struct mcp_job *mcp_sched_next_job_locked(struct mcp_sched *sched,
 					  struct mcp_worker *w);
-/* Claims @job for @w: the read that returns it fills @out. */
+/*
+ * Claims @job for @w: the read that returns it fills @out but for its
+ * unused tensor and parameter entries.
+ */
 void mcp_sched_claim_locked(struct mcp_job *job, struct mcp_worker *w,
 			    struct mcp_worker_job *out);
 /*
@@ -166,11 +182,12 @@ struct mcp_exec *mcp_sched_job_done_locked(struct mcp_job *job, int result,
 					   bool worker_gone);
 /*
  * A worker's report of a running job with its own start and end times
- * (0: the kernel's), clamped into [the claim, now] and [the start, now].
- * Return: as mcp_sched_job_done_locked().
+ * (0: the kernel's), clamped into [the claim, @now] and [the start, @now]
+ * (@now: ktime_get_ns() once per batch of reports).  Return: as
+ * mcp_sched_job_done_locked().
  */
 struct mcp_exec *mcp_sched_job_report_locked(struct mcp_job *job, int result,
-					     u64 start_ns, u64 end_ns);
+					     u64 start_ns, u64 end_ns, u64 now);
 /*
  * Ends @exec once mcp_sched.lock is dropped; process context.  Every
  * claimed job holds a reference on its execution, dropped with

@@ -107,60 +107,109 @@ static u32 mcp_worker_claim_locked(struct mcp_worker *w, u32 max,
 	return n;
 }
 
-static ssize_t mcp_worker_read(struct file *file, char __user *buf,
-			       size_t count, loff_t *ppos)
+/*
+ * The used part of each of @n jobs (header, used tensors, parameters): a
+ * read of several jobs leaves the rest as it was, and copies made with
+ * plain moves rather than a string instruction are much cheaper where the
+ * CPU is emulated.
+ */
+static int mcp_worker_copy_used(struct mcp_worker_job __user *ubuf,
+				const struct mcp_worker_job *out, u32 n)
+{
+	u32 i;
+
+	if (!user_access_begin(ubuf, n * sizeof(*ubuf)))
+		return -EFAULT;
+	for (i = 0; i < n; i++) {
+		const struct mcp_worker_job *job = &out[i];
+		char __user *dst = (char __user *)&ubuf[i];
+		const char *src = (const char *)job;
+		size_t in = offsetof(struct mcp_worker_job, inputs);
+		size_t outs = offsetof(struct mcp_worker_job, outputs);
+		size_t param = offsetof(struct mcp_worker_job, param);
+
+		unsafe_copy_to_user(dst, src,
+				    in + job->n_inputs * sizeof(job->inputs[0]),
+				    efault);
+		unsafe_copy_to_user(dst + outs, src + outs,
+				    job->n_outputs * sizeof(job->outputs[0]),
+				    efault);
+		unsafe_copy_to_user(dst + param, src + param, job->param_len,
+				    efault);
+	}
+	user_access_end();
+	return 0;
+
+efault:
+	user_access_end();
+	return -EFAULT;
+}
+
+/*
+ * Claims up to @max jobs into @out, waiting unless O_NONBLOCK, and copies
+ * them to @buf: whole for one job, the used parts for more.
+ */
+static ssize_t mcp_worker_read_jobs(struct file *file, char __user *buf,
+				    u32 max, struct mcp_job **jobs,
+				    struct mcp_worker_job *out)
 {
 	struct mcp_worker *w = file->private_data;
 	struct mcp_sched *sched = w->sched;
-	size_t max = min_t(size_t, count / sizeof(struct mcp_worker_job),
-			   MCP_WORKER_READ_MAX);
-	struct mcp_job *one_job, **jobs = &one_job;
-	struct mcp_worker_job one, *out = &one;
 	ssize_t ret;
 	u32 n;
-
-	if (!max)
-		return -EINVAL;
-	if (max > 1) {
-		jobs = kmalloc_array(max, sizeof(*jobs), GFP_KERNEL);
-		out = kvmalloc_array(max, sizeof(*out), GFP_KERNEL);
-		if (!jobs || !out) {
-			ret = -ENOMEM;
-			goto out_free;
-		}
-	}
 
 	for (;;) {
 		spin_lock(&sched->lock);
 		if (!w->attached) {
 			spin_unlock(&sched->lock);
-			ret = 0;
-			goto out_free;
+			return 0;
 		}
 		n = mcp_worker_claim_locked(w, max, jobs, out);
 		spin_unlock(&sched->lock);
 		if (n)
 			break;
-		if (file->f_flags & O_NONBLOCK) {
-			ret = -EAGAIN;
-			goto out_free;
-		}
+		if (file->f_flags & O_NONBLOCK)
+			return -EAGAIN;
 		ret = wait_event_interruptible_exclusive(sched->node_wq[w->node],
 							 mcp_worker_ready(w));
 		if (ret)
-			goto out_free;
+			return ret;
 	}
 
-	ret = n * sizeof(*out);
-	if (copy_to_user(buf, out, ret)) {
+	if (max == 1 ? copy_to_user(buf, out, sizeof(*out)) :
+	    mcp_worker_copy_used((struct mcp_worker_job __user *)buf, out, n)) {
 		mcp_worker_unclaim(w, jobs, n);
-		ret = -EFAULT;
+		return -EFAULT;
 	}
-out_free:
-	if (max > 1) {
-		kvfree(out);
-		kfree(jobs);
+	return n * sizeof(*out);
+}
+
+static ssize_t mcp_worker_read(struct file *file, char __user *buf,
+			       size_t count, loff_t *ppos)
+{
+	struct mcp_worker *w = file->private_data;
+	size_t max = min_t(size_t, count / sizeof(struct mcp_worker_job),
+			   MCP_WORKER_READ_MAX);
+	struct mcp_worker_job one;
+	struct mcp_job *one_job;
+	ssize_t ret;
+
+	if (!max)
+		return -EINVAL;
+	if (max == 1) {
+		/* Unused entries read as zeroes, as they always did. */
+		memset(&one, 0, sizeof(one));
+		return mcp_worker_read_jobs(file, buf, 1, &one_job, &one);
 	}
+
+	if (mutex_lock_interruptible(&w->read_lock))
+		return -EINTR;
+	if (!w->out)
+		w->out = kvmalloc_array(MCP_WORKER_READ_MAX, sizeof(*w->out),
+					GFP_KERNEL_ACCOUNT);
+	ret = w->out ? mcp_worker_read_jobs(file, buf, max, w->jobs, w->out) :
+		       -ENOMEM;
+	mutex_unlock(&w->read_lock);
 	return ret;
 }
 
@@ -194,6 +243,7 @@ static struct mcp_job *mcp_worker_find_locked(struct mcp_worker *w, u64 id)
  * mcp_worker_report_locked() - apply one report of a job of @w
  * @w:		the worker
  * @r:		the report
+ * @now:	ktime_get_ns() of the call, the latest time a report keeps
  * @exec:	out: the job's execution, whose claim reference the caller
  *		drops, or NULL when no job was released
  * @ended:	out: the execution ended, for mcp_sched_exec_end()
@@ -203,7 +253,7 @@ static struct mcp_job *mcp_worker_find_locked(struct mcp_worker *w, u64 id)
  * is ignored), -ENODEV (the context is gone).
  */
 static int mcp_worker_report_locked(struct mcp_worker *w,
-				    const struct mcp_job_report *r,
+				    const struct mcp_job_report *r, u64 now,
 				    struct mcp_exec **exec, bool *ended)
 {
 	struct mcp_job *job;
@@ -224,7 +274,7 @@ static int mcp_worker_report_locked(struct mcp_worker *w,
 		return w->attached ? -ECANCELED : -ENODEV;
 	}
 	*ended = mcp_sched_job_report_locked(job, r->result, r->start_ns,
-					     r->end_ns) != NULL;
+					     r->end_ns, now) != NULL;
 	return 0;
 }
 
@@ -245,7 +295,7 @@ static int mcp_ioctl_job_done(struct file *file, void *karg)
 		return -EINVAL;
 
 	spin_lock(&sched->lock);
-	ret = mcp_worker_report_locked(w, &r, &exec, &ended);
+	ret = mcp_worker_report_locked(w, &r, ktime_get_ns(), &exec, &ended);
 	spin_unlock(&sched->lock);
 
 	if (ended)
@@ -255,64 +305,70 @@ static int mcp_ioctl_job_done(struct file *file, void *karg)
 	return ret;
 }
 
-/* What the reports of one MCP_IOC_JOBS_DONE released. */
-struct mcp_worker_released {
-	struct mcp_exec *exec;
-	bool ended;
-};
+/* Reports MCP_IOC_JOBS_DONE applies per lock hold, on the stack. */
+#define MCP_JOBS_DONE_CHUNK	16
+
+/* Applies @n <= MCP_JOBS_DONE_CHUNK reports from @ureports. */
+static int mcp_worker_report_chunk(struct mcp_worker *w,
+				   struct mcp_job_report __user *ureports,
+				   u32 n, u64 now)
+{
+	struct mcp_job_report reports[MCP_JOBS_DONE_CHUNK];
+	struct mcp_exec *execs[MCP_JOBS_DONE_CHUNK];
+	bool ended[MCP_JOBS_DONE_CHUNK];
+	struct mcp_sched *sched = w->sched;
+	u32 i;
+
+	if (copy_from_user(reports, ureports, n * sizeof(*reports)))
+		return -EFAULT;
+
+	spin_lock(&sched->lock);
+	for (i = 0; i < n; i++)
+		reports[i].status = mcp_worker_report_locked(w, &reports[i], now,
+							     &execs[i],
+							     &ended[i]);
+	spin_unlock(&sched->lock);
+
+	/* Each ending before the claim references go. */
+	for (i = 0; i < n; i++)
+		if (ended[i])
+			mcp_sched_exec_end(execs[i]);
+	for (i = 0; i < n; i++)
+		if (execs[i])
+			mcp_sched_exec_put(execs[i]);
+
+	for (i = 0; i < n; i++)
+		if (put_user(reports[i].status, &ureports[i].status))
+			return -EFAULT;
+	return 0;
+}
 
 static int mcp_ioctl_jobs_done(struct file *file, void *karg)
 {
 	struct mcp_worker *w = file->private_data;
-	struct mcp_sched *sched = w->sched;
 	struct mcp_jobs_done *arg = karg;
-	void __user *ureports = u64_to_user_ptr(arg->reports);
-	struct mcp_worker_released *released;
-	struct mcp_job_report *reports;
-	size_t bytes;
-	u32 i, n = arg->n_reports;
-	int ret = 0;
+	struct mcp_job_report __user *ureports = u64_to_user_ptr(arg->reports);
+	u32 done, n = arg->n_reports;
+	u64 now;
+	int ret;
 
 	if (arg->flags || arg->reserved)
 		return -EINVAL;
 	if (n > MCP_JOBS_DONE_MAX)
 		return -E2BIG;
-	if (!n)
-		return 0;
+	if (!access_ok(ureports, (size_t)n * sizeof(*ureports)))
+		return -EFAULT;
 
-	bytes = n * sizeof(*reports);
-	reports = kvmalloc(bytes, GFP_KERNEL);
-	released = kvmalloc_array(n, sizeof(*released), GFP_KERNEL);
-	if (!reports || !released) {
-		ret = -ENOMEM;
-		goto out_free;
+	now = ktime_get_ns();
+	for (done = 0; done < n; done += MCP_JOBS_DONE_CHUNK) {
+		ret = mcp_worker_report_chunk(w, ureports + done,
+					      min_t(u32, n - done,
+						    MCP_JOBS_DONE_CHUNK),
+					      now);
+		if (ret)
+			return ret;
 	}
-	if (copy_from_user(reports, ureports, bytes)) {
-		ret = -EFAULT;
-		goto out_free;
-	}
-
-	spin_lock(&sched->lock);
-	for (i = 0; i < n; i++)
-		reports[i].status = mcp_worker_report_locked(w, &reports[i],
-							     &released[i].exec,
-							     &released[i].ended);
-	spin_unlock(&sched->lock);
-
-	/* Each ending before the claim references go. */
-	for (i = 0; i < n; i++)
-		if (released[i].ended)
-			mcp_sched_exec_end(released[i].exec);
-	for (i = 0; i < n; i++)
-		if (released[i].exec)
-			mcp_sched_exec_put(released[i].exec);
-
-	if (copy_to_user(ureports, reports, bytes))
-		ret = -EFAULT;
-out_free:
-	kvfree(released);
-	kvfree(reports);
-	return ret;
+	return 0;
 }
 
 static const struct mcp_ioctl_desc mcp_job_done_desc = {
@@ -399,6 +455,8 @@ static int mcp_worker_release(struct inode *inode, struct file *file)
 	}
 
 	mcp_sched_put(sched);
+	kvfree(w->out);
+	mutex_destroy(&w->read_lock);
 	kfree(w);
 	mcp_counter_dec(MCP_CTR_GRAPH_WORKERS);
 	return 0;
@@ -447,6 +505,7 @@ int mcp_ioctl_worker_register(struct file *file, void *karg)
 	w->node = node;
 	INIT_LIST_HEAD(&w->link);
 	INIT_LIST_HEAD(&w->claimed);
+	mutex_init(&w->read_lock);
 
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	if (fd < 0) {
@@ -478,6 +537,7 @@ int mcp_ioctl_worker_register(struct file *file, void *karg)
 err_put_fd:
 	put_unused_fd(fd);
 err_free_worker:
+	mutex_destroy(&w->read_lock);
 	kfree(w);
 err_put_sched:
 	mcp_sched_put(sched);

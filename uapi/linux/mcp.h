@@ -1326,7 +1326,10 @@ struct mcp_graph_destroy {
  * reported in order after it (reporting one first is -EBUSY).  If the
  * predecessor fails or the execution stops, they end with -ECANCELED and
  * reporting them returns -ECANCELED.  Closing the fd puts the ones not
- * started back to waiting (no attempt counted).
+ * started back to waiting (no attempt counted).  A read of one job writes
+ * the whole struct (unused entries zero); a read with room for more
+ * writes of each job only the header and the used entries of @inputs,
+ * @outputs and @param, leaving the rest of the buffer as it was.
  */
 struct mcp_worker_register {
 	__u32 size;
@@ -1444,9 +1447,10 @@ struct mcp_job_report {
  *
  * Applies the reports in order, each as MCP_IOC_JOB_DONE would, and
  * writes each one's status back; a bad report does not stop the others.
- * The call fails as a whole only for a bad argument (-EINVAL, -E2BIG,
- * -EFAULT; -EFAULT after the reports were applied when the statuses
- * cannot be written back).  Needs MCP_FEAT_JOB_BATCH.
+ * The call fails as a whole only for a bad argument: -EINVAL, -E2BIG, or
+ * -EFAULT when the array cannot be read or its statuses written (the
+ * reports before the fault, read in groups of 16, may have been
+ * applied).  Needs MCP_FEAT_JOB_BATCH.
  */
 struct mcp_jobs_done {
 	__u32 size;
