@@ -295,8 +295,11 @@ LoadedGraph Runtime::load(const GraphDef &def)
 {
 	detail::RuntimeState &state = require(state_);
 	// A kernel without MCP_FEAT_GRAPH_COMPACT reads only the fixed encoding.
-	const bool compact = detail::read_version(state.ctx.fd(), state.ctx.name()).features &
-			     feature::graph_compact;
+	// GET_VERSION answers on /dev/mcp only (ENOTTY on a device fd): a
+	// device context sends the fixed encoding, which every kernel reads.
+	const bool compact = state.ctx.is_host() &&
+			     (detail::read_version(state.ctx.fd(), state.ctx.name()).features &
+			      feature::graph_compact);
 	std::vector<std::byte> bytes =
 		def.serialize(compact ? GraphEncoding::compact : GraphEncoding::fixed);
 	LoadedGraph g;
