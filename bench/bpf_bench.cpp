@@ -8,10 +8,13 @@
 // 2. Slowdown: a scheduler-heavy workload, pipe ping-pong between two
 //    threads pinned to one CPU (every round trip is two wake-ups and two
 //    context switches), timed with no tracer and with the sched, cache and
-//    mcp tracers attached, alternating, ROUNDS times each in the same run,
-//    statistics off.  The slowdown is the ratio of the medians and, as
-//    rounds next to each other share the host's load, the median of the
-//    per-round ratios; the target (<= 1.10x) is met only if both are.
+//    mcp tracers attached, alternating (each round starting with the next
+//    side), ROUNDS times each in the same run, statistics off.  The
+//    slowdown is the ratio of the medians and, as rounds next to each
+//    other share the host's load, the median of the per-round ratios; the
+//    target (<= 1.10x) is met only if both are.  The ratio of the minima
+//    (the least disturbed rounds) and the host's load average are printed
+//    too.
 //    The sched tracer alone is timed too (the cache tracer's perf events
 //    cost context switches something on hosts with a PMU).
 // 3. The floor under that ratio: the same workload with empty programs
@@ -19,13 +22,15 @@
 //    as raw_tp, timed in the same alternation.  What they cost is the
 //    kernel's fixed price per traced event, which no program can cut.
 //
-// Usage: mcp_bpf_bench [ROUND_TRIPS [ROUNDS]]   (5000, 15)
+// Usage: mcp_bpf_bench [ROUND_TRIPS [ROUNDS]]   (5000, 40)
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -231,6 +236,16 @@ double ping_pong_ns(unsigned round_trips, int cpu)
 	return elapsed.count() / round_trips;
 }
 
+// The host's load average, as /proc/loadavg gives it (1, 5, 15 minutes).
+std::string load_average()
+{
+	std::ifstream in("/proc/loadavg");
+	std::string one, five, fifteen;
+
+	in >> one >> five >> fifteen;
+	return one + " " + five + " " + fifteen;
+}
+
 double median(std::vector<double> v)
 {
 	std::sort(v.begin(), v.end());
@@ -255,15 +270,22 @@ std::vector<double> paired_ratios(const std::vector<double> &side, const std::ve
 	return r;
 }
 
+double minimum(const std::vector<double> &v)
+{
+	return *std::min_element(v.begin(), v.end());
+}
+
 // One line of the slowdown table: median and spread, ratio of medians to
-// @base and the median (quartiles) of the per-round ratios.
+// @base, the median (quartiles) of the per-round ratios and the ratio of
+// the minima (contention only adds time, so the minima are the rounds the
+// host disturbed least).
 void print_side(const char *what, const std::vector<double> &v, const std::vector<double> &base)
 {
 	const std::vector<double> r = paired_ratios(v, base);
-	std::printf("  %-22s %8.0f ns/round trip (median; min %.0f, max %.0f)  %.3fx  "
-		    "per-round %.3fx (%.3f-%.3f)\n", what, median(v),
-		    *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()),
-		    median(v) / median(base), median(r), quantile(r, 0.25), quantile(r, 0.75));
+	std::printf("  %-22s %6.0f ns (median; min %.0f, max %.0f)  medians %.3fx  "
+		    "per-round %.3fx (%.3f-%.3f)  minima %.3fx\n", what, median(v), minimum(v),
+		    *std::max_element(v.begin(), v.end()), median(v) / median(base), median(r),
+		    quantile(r, 0.25), quantile(r, 0.75), minimum(v) / minimum(base));
 }
 
 } // namespace
@@ -271,7 +293,7 @@ void print_side(const char *what, const std::vector<double> &v, const std::vecto
 int main(int argc, char **argv)
 {
 	unsigned round_trips = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 5000;
-	unsigned rounds = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 15;
+	unsigned rounds = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 40;
 	if (round_trips == 0 || rounds == 0) {
 		std::fprintf(stderr, "usage: mcp_bpf_bench [ROUND_TRIPS > 0 [ROUNDS > 0]]\n");
 		return 2;
@@ -281,28 +303,35 @@ int main(int argc, char **argv)
 		std::map<std::string, std::map<std::string, ProgStats>> costs;
 		std::vector<double> bare, empty_btf, empty_raw, sched_only, traced;
 		const int cpu = sched_getcpu();
+		const std::string load_before = load_average();
 
 		ping_pong_ns(round_trips / 10 + 1, cpu);	// warm-up
 		// The slowdown, without BPF statistics: counting run time adds two
 		// clock reads to every run of every program, which the traced
-		// rounds alone would pay.
-		for (unsigned r = 0; r < rounds; r++) {
-			bare.push_back(ping_pong_ns(round_trips, cpu));
-			{
+		// rounds alone would pay.  Each round starts with the next side,
+		// so no side always follows the same one.
+		const std::vector<std::function<void()>> sides = {
+			[&] { bare.push_back(ping_pong_ns(round_trips, cpu)); },
+			[&] {
 				EmptyPrograms e(true);
 				empty_btf.push_back(ping_pong_ns(round_trips, cpu));
-			}
-			{
+			},
+			[&] {
 				EmptyPrograms e(false);
 				empty_raw.push_back(ping_pong_ns(round_trips, cpu));
-			}
-			{
+			},
+			[&] {
 				Tracers t(true);
 				sched_only.push_back(ping_pong_ns(round_trips, cpu));
-			}
-			Tracers t;
-			traced.push_back(ping_pong_ns(round_trips, cpu));
-		}
+			},
+			[&] {
+				Tracers t;
+				traced.push_back(ping_pong_ns(round_trips, cpu));
+			},
+		};
+		for (unsigned r = 0; r < rounds; r++)
+			for (std::size_t i = 0; i < sides.size(); i++)
+				sides[(r + i) % sides.size()]();
 		// The cost per event: one more round of each with statistics on.
 		double stats_round_ns;
 		{
@@ -349,7 +378,8 @@ int main(int argc, char **argv)
 		const double paired = median(paired_ratios(traced, bare));
 		const bool met = ratio <= 1.10 && paired <= 1.10;
 		std::printf("pipe ping-pong, 2 threads on CPU %d, %u round trips x %u rounds each, "
-			    "alternating; ratios to no tracer\n", cpu, round_trips, rounds);
+			    "alternating; ratios to no tracer; load average %s before, %s after\n",
+			    cpu, round_trips, rounds, load_before.c_str(), load_average().c_str());
 		print_side("no tracer:", bare, bare);
 		print_side("empty tp_btf programs:", empty_btf, bare);
 		print_side("empty raw_tp programs:", empty_raw, bare);
@@ -359,8 +389,10 @@ int main(int argc, char **argv)
 			    "%s\n", ratio, paired, met ? "met" : "NOT met");
 		std::printf("bench-result bpf round_trips=%u rounds=%u none_ns=%.0f traced_ns=%.0f "
 			    "ratio=%.3f paired_ratio=%.3f empty_tp_btf_ns=%.0f empty_raw_tp_ns=%.0f "
-			    "sched_only_ns=%.0f\n", round_trips, rounds, median(bare), median(traced),
-			    ratio, paired, median(empty_btf), median(empty_raw), median(sched_only));
+			    "sched_only_ns=%.0f min_ratio=%.3f empty_tp_btf_min_ratio=%.3f\n", round_trips,
+			    rounds, median(bare), median(traced), ratio, paired, median(empty_btf),
+			    median(empty_raw), median(sched_only), minimum(traced) / minimum(bare),
+			    minimum(empty_btf) / minimum(bare));
 	} catch (const std::exception &e) {
 		std::fprintf(stderr, "bpf_bench: %s\n", e.what());
 		return 1;

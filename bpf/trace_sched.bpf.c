@@ -12,15 +12,20 @@
  *
  * Cost: the sched_switch and sched_wakeup programs run for every context
  * switch and wake-up of the machine, so their paths are kept short.  The
- * tp_btf family keeps each thread's between-event state in task storage
- * (no hash update or delete per event; freed with the task), reads task
- * fields directly instead of through bpf_probe_read_kernel() and takes
- * the time from the run queue's clock, which the scheduler has just
+ * tp_btf family keeps each thread's between-event state and its running
+ * totals in task storage: an event costs one task-storage lookup per task
+ * it is about and plain adds, no hash lookup or update.  The loader reads
+ * the totals once per interval through the task iterator
+ * dump_task_totals() (the threads that exited meanwhile left theirs in
+ * "exited" at their last switch) and reports the difference.  It reads
+ * task fields directly instead of through bpf_probe_read_kernel() and
+ * takes the time from the run queue's clock, which the scheduler has just
  * updated, instead of bpf_ktime_get_ns() (an HPET read on hosts without a
- * stable TSC, e.g. the TCG test VM) where the kernel lets it (the _kt
- * programs are the fallback).  The raw_tp family sees task pointers
- * as plain numbers, so it keeps the state in a pid-keyed hash map and reads
- * through bpf_probe_read_kernel() and bpf_ktime_get_ns().
+ * stable TSC, e.g. the TCG test VM): through the per-CPU runqueues where
+ * the kernel lets it, else through the task (the _kt programs).  The raw_tp family sees task pointers as
+ * plain numbers, so it keeps the state and an interval's counts in
+ * pid-keyed hash maps, which the loader drains, and reads through
+ * bpf_probe_read_kernel() and bpf_ktime_get_ns().
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -49,13 +54,23 @@ struct {
 } cpu_node SEC(".maps");
 
 /* A thread's scheduling state between two of its events. */
-struct task_state {
+struct thread_state {
 	__u64 runnable_since;	/* clock when it became runnable; 0: not waiting */
 	__u32 last_cpu;		/* 1 + the CPU it last ran on; 0: not seen running */
-	__u32 unused;
+	__u32 exited;		/* tp_btf: its totals went to "exited" at its last switch */
 };
 
-/* tp_btf family: the state lives with the task. */
+/*
+ * tp_btf family: the state and the thread's running totals live with the
+ * task, so an event costs one task-storage lookup per task it is about
+ * and no hash lookup.  dump_task_totals() hands the totals to the loader
+ * each interval, which subtracts the previous dump.
+ */
+struct task_state {
+	struct thread_state s;	/* first: a struct thread_state * is a struct task_state * */
+	struct mcp_sched_task totals;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -63,12 +78,21 @@ struct {
 	__type(value, struct task_state);
 } task_states SEC(".maps");
 
+/* tp_btf family: the totals of threads that exited, written at their last
+ * switch (task storage dies with the task); drained by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MCP_TRACE_MAX_TASKS);
+	__type(key, struct mcp_sched_exit_key);
+	__type(value, struct mcp_sched_task);
+} exited SEC(".maps");
+
 /* raw_tp family: pid -> state; LRU, as exited pids are never deleted. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, MCP_TRACE_MAX_TASKS);
 	__type(key, __u32);
-	__type(value, struct task_state);
+	__type(value, struct thread_state);
 } pid_states SEC(".maps");
 
 /* Clock (of the same family) when the task now on this CPU started on it. */
@@ -79,7 +103,8 @@ struct {
 	__type(value, __u64);
 } cpu_since SEC(".maps");
 
-/* pid -> aggregates; read and deleted by the loader each interval. */
+/* raw_tp family: pid -> aggregates; read and deleted by the loader each
+ * interval. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, MCP_TRACE_MAX_TASKS);
@@ -91,7 +116,7 @@ struct {
 extern struct rq runqueues __ksym;
 
 static const struct mcp_sched_task zero_task;
-static const struct task_state zero_state;
+static const struct thread_state zero_state;
 
 /*
  * A field of a task: a plain load where the verifier knows the pointer
@@ -105,7 +130,7 @@ static const struct task_state zero_state;
 /*
  * Read through bpf_probe_read_kernel() in both families: newer verifiers
  * see p->cgroups as an RCU pointer that may be NULL and refuse the plain
- * chain.  Only the cgroup filter and a record's creation need it.
+ * chain.  Only the cgroup filter and a record's identity need it.
  */
 static __always_inline __u64 task_cgroup_id(struct task_struct *p)
 {
@@ -124,28 +149,42 @@ static __always_inline bool task_selected(struct task_struct *p, const bool btf)
 }
 
 /*
- * Now, on the clock of @cpu's run queue or CLOCK_MONOTONIC.  The run
- * queues are a per-CPU variable, which the verifier finds only in a
- * kernel with CONFIG_KALLSYMS_ALL: the loader picks the programs.
+ * Now, on the clock of the run queue of @p (on @cpu), which the scheduler
+ * has just updated, or else CLOCK_MONOTONIC (bpf_ktime_get_ns(): ~40 ns
+ * on the build host, an HPET read in the TCG VM).  The run queues are a
+ * per-CPU variable, which the verifier finds only in a kernel with
+ * CONFIG_KALLSYMS_ALL (@rq_clock: the loader picks the programs); without
+ * it, tp_btf programs reach the run queue through the task's CFS run
+ * queue (every task's se.cfs_rq is set, whatever its class; the field
+ * exists with CONFIG_FAIR_GROUP_SCHED).
  */
-static __always_inline __u64 clock_now(__u32 cpu, const bool rq_clock)
+static __always_inline __u64 clock_now(struct task_struct *p, __u32 cpu, const bool btf,
+				       const bool rq_clock)
 {
 	struct rq *rq;
 
-	if (!rq_clock)
-		return bpf_ktime_get_ns();
-	rq = bpf_per_cpu_ptr(&runqueues, cpu);
-	return rq ? rq->clock : 0;
+	if (rq_clock) {
+		rq = bpf_per_cpu_ptr(&runqueues, cpu);
+		return rq ? rq->clock : 0;
+	}
+	if (btf && bpf_core_field_exists(p->se.cfs_rq)) {
+		rq = p->se.cfs_rq->rq;
+		return rq ? rq->clock : 0;
+	}
+	return bpf_ktime_get_ns();
 }
 
-static __always_inline struct task_state *task_state_of(struct task_struct *p, __u32 pid,
-							const bool btf)
+static __always_inline struct thread_state *state_of(struct task_struct *p, __u32 pid,
+						    const bool btf)
 {
-	struct task_state *st;
+	struct thread_state *st;
 
-	if (btf)
-		return bpf_task_storage_get(&task_states, p, NULL,
-					    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (btf) {
+		struct task_state *ts = bpf_task_storage_get(&task_states, p, NULL,
+							      BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+		return ts ? &ts->s : NULL;
+	}
 	st = bpf_map_lookup_elem(&pid_states, &pid);
 	if (st)
 		return st;
@@ -160,9 +199,19 @@ static __always_inline __u32 node_of(__u32 cpu)
 	return node ? *node : 0;
 }
 
-/* The record of @p, created on first sight. */
-static __always_inline struct mcp_sched_task *task_record(struct task_struct *p, __u32 pid,
-							  const bool btf)
+/* Who @t is; the counters never change @t's identity fields. */
+static __always_inline void fill_identity(struct mcp_sched_task *t, struct task_struct *p,
+					  __u32 pid, const bool btf)
+{
+	t->pid = pid;
+	t->tgid = TASK_READ(btf, p, tgid);
+	t->cgroup_id = task_cgroup_id(p);
+	t->start_ns = TASK_READ(btf, p, start_time);
+	BPF_CORE_READ_STR_INTO(&t->comm, p, comm);
+}
+
+/* raw_tp family: the record of @p in "tasks", created on first sight. */
+static __always_inline struct mcp_sched_task *task_record(struct task_struct *p, __u32 pid)
 {
 	struct mcp_sched_task *t;
 
@@ -177,24 +226,48 @@ static __always_inline struct mcp_sched_task *task_record(struct task_struct *p,
 	t = bpf_map_lookup_elem(&tasks, &pid);
 	if (!t)
 		return NULL;
-	t->pid = pid;
-	t->tgid = TASK_READ(btf, p, tgid);
-	t->cgroup_id = task_cgroup_id(p);
-	BPF_CORE_READ_STR_INTO(&t->comm, p, comm);
+	fill_identity(t, p, pid, false);
 	return t;
+}
+
+/* Where @p's counts go: the totals next to its state @st (tp_btf), or its
+ * record in "tasks" (raw_tp). */
+static __always_inline struct mcp_sched_task *counts_of(struct thread_state *st,
+							struct task_struct *p, __u32 pid,
+							const bool btf)
+{
+	if (btf)
+		return &((struct task_state *)st)->totals;
+	return task_record(p, pid);
+}
+
+/* tp_btf family: @p switches out for the last time; keep its totals. */
+static __always_inline void keep_exited(struct task_struct *p, __u32 pid,
+					struct thread_state *st)
+{
+	struct mcp_sched_task *t = &((struct task_state *)st)->totals;
+	struct mcp_sched_exit_key key = {};
+
+	fill_identity(t, p, pid, true);
+	key.pid = pid;
+	key.start_ns = t->start_ns;
+	if (bpf_map_update_elem(&exited, &key, t, BPF_ANY))
+		__sync_fetch_and_add(&dropped_tasks, 1);
+	st->exited = 1;
 }
 
 static __always_inline int on_wakeup(struct task_struct *p, const bool btf,
 				     const bool rq_clock)
 {
 	__u32 pid = TASK_READ(btf, p, pid);
-	struct task_state *st;
+	struct thread_state *st;
 
 	if (!pid || !task_selected(p, btf))
 		return 0;
-	st = task_state_of(p, pid, btf);
+	st = state_of(p, pid, btf);
 	if (st)
-		st->runnable_since = clock_now(TASK_READ(btf, p, thread_info.cpu), rq_clock);
+		st->runnable_since = clock_now(p, TASK_READ(btf, p, thread_info.cpu), btf,
+					       rq_clock);
 	return 0;
 }
 
@@ -205,33 +278,40 @@ static __always_inline int on_wakeup(struct task_struct *p, const bool btf,
  * Events about a thread from other CPUs (migrate, NUMA) use atomics.
  */
 
+#define TASK_DEAD 0x80	/* __state of a thread's last switch-out */
+
 /* @prev leaves @cpu: its time there, and a wait if it is still runnable. */
 static __always_inline void switch_out(struct task_struct *prev, __u32 cpu, __u64 now,
 				       __u64 since, const bool btf)
 {
-	__u32 pid = TASK_READ(btf, prev, pid), node;
+	__u32 pid = TASK_READ(btf, prev, pid), node, state;
 	struct mcp_sched_task *t;
-	struct task_state *st;
+	struct thread_state *st;
 
 	if (!pid || !task_selected(prev, btf))
 		return;
-	st = task_state_of(prev, pid, btf);
+	st = state_of(prev, pid, btf);
+	if (!st && btf)
+		return;
+	state = TASK_READ(btf, prev, __state);
 	if (st) {
 		st->last_cpu = cpu + 1;
 		/* Preempted while runnable: it waits on the run queue again. */
-		if (TASK_READ(btf, prev, __state) == TASK_RUNNING)
+		if (state == TASK_RUNNING)
 			st->runnable_since = now;
 	}
-	if (!since)
-		return;
-	t = task_record(prev, pid, btf);
-	if (!t)
-		return;
-	node = node_of(cpu);
-	if (node < MCP_TRACE_MAX_NODES)
-		t->oncpu_ns[node] += now - since;
-	t->last_cpu = cpu;
-	t->last_node = node;
+	if (since) {
+		t = counts_of(st, prev, pid, btf);
+		if (t) {
+			node = node_of(cpu);
+			if (node < MCP_TRACE_MAX_NODES)
+				t->oncpu_ns[node] += now - since;
+			t->last_cpu = cpu;
+			t->last_node = node;
+		}
+	}
+	if (btf && state == TASK_DEAD)
+		keep_exited(prev, pid, st);
 }
 
 /*
@@ -245,13 +325,13 @@ static __always_inline void switch_in(struct task_struct *next, __u32 cpu, __u64
 {
 	__u32 pid = TASK_READ(btf, next, pid), last;
 	struct mcp_sched_task *t;
-	struct task_state *st;
+	struct thread_state *st;
 	__u64 delta = 0, slot;
 	bool waited;
 
 	if (!pid || !task_selected(next, btf))
 		return;
-	st = task_state_of(next, pid, btf);
+	st = state_of(next, pid, btf);
 	if (!st)
 		return;
 	waited = st->runnable_since && (__s64)(now - st->runnable_since) >= 0;
@@ -262,7 +342,7 @@ static __always_inline void switch_in(struct task_struct *next, __u32 cpu, __u64
 	st->last_cpu = cpu + 1;
 	if (!waited && (!last || last == cpu + 1))
 		return;
-	t = task_record(next, pid, btf);
+	t = counts_of(st, next, pid, btf);
 	if (!t)
 		return;
 	if (waited) {
@@ -286,7 +366,7 @@ static __always_inline int on_switch(struct task_struct *prev, struct task_struc
 				     const bool btf, const bool rq_clock)
 {
 	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
-	__u64 now = clock_now(cpu, rq_clock), since;
+	__u64 now = clock_now(prev, cpu, btf, rq_clock), since;
 	__u64 *sincep;
 
 	sincep = bpf_map_lookup_elem(&cpu_since, &zero);
@@ -299,6 +379,19 @@ static __always_inline int on_switch(struct task_struct *prev, struct task_struc
 	return 0;
 }
 
+/* The counts of @p for an event from any CPU (counters bumped atomically). */
+static __always_inline struct mcp_sched_task *remote_counts(struct task_struct *p,
+							    const bool btf)
+{
+	__u32 pid = TASK_READ(btf, p, pid);
+	struct thread_state *st;
+
+	if (!btf)
+		return task_record(p, pid);
+	st = state_of(p, pid, btf);
+	return st ? counts_of(st, p, pid, btf) : NULL;
+}
+
 static __always_inline int on_migrate(struct task_struct *p, int dest_cpu, const bool btf)
 {
 	__u32 orig_cpu = TASK_READ(btf, p, thread_info.cpu);
@@ -306,7 +399,7 @@ static __always_inline int on_migrate(struct task_struct *p, int dest_cpu, const
 
 	if ((__u32)dest_cpu == orig_cpu || !task_selected(p, btf))
 		return 0;
-	t = task_record(p, TASK_READ(btf, p, pid), btf);
+	t = remote_counts(p, btf);
 	if (t)
 		__sync_fetch_and_add(&t->migrate_events, 1);
 	return 0;
@@ -322,7 +415,7 @@ static __always_inline void count_numa(struct task_struct *p, enum numa_kind kin
 
 	if (!task_selected(p, btf))
 		return;
-	t = task_record(p, TASK_READ(btf, p, pid), btf);
+	t = remote_counts(p, btf);
 	if (!t)
 		return;
 	if (kind == NUMA_MOVE)
@@ -331,6 +424,29 @@ static __always_inline void count_numa(struct task_struct *p, enum numa_kind kin
 		__sync_fetch_and_add(&t->numa_swaps, 1);
 	else
 		__sync_fetch_and_add(&t->numa_sticks, 1);
+}
+
+/*
+ * tp_btf family: each live thread's totals, one struct mcp_sched_task per
+ * thread with task storage, read by the loader each interval.  The
+ * per-interval maximum restarts here; a wait ending on another CPU between
+ * the copy and the reset is lost to it (not to the counts).
+ */
+SEC("iter/task")
+int dump_task_totals(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct task_state *ts;
+
+	if (!task)
+		return 0;
+	ts = bpf_task_storage_get(&task_states, task, NULL, 0);
+	if (!ts || ts->s.exited)
+		return 0;
+	fill_identity(&ts->totals, task, task->pid, true);
+	bpf_seq_write(ctx->meta->seq, &ts->totals, sizeof(ts->totals));
+	ts->totals.runq_max_ns = 0;
+	return 0;
 }
 
 /* ---- tp_btf family ---- */
@@ -383,7 +499,7 @@ int BPF_PROG(sched_stick_numa_btf, struct task_struct *src, int src_cpu,
 	return 0;
 }
 
-/* tp_btf with CLOCK_MONOTONIC, for kernels without CONFIG_KALLSYMS_ALL. */
+/* tp_btf for kernels without CONFIG_KALLSYMS_ALL: no runqueues (see clock_now()). */
 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(sched_wakeup_btf_kt, struct task_struct *p)

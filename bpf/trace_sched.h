@@ -16,7 +16,12 @@
 #define MCP_TRACE_MAX_TASKS	10240
 #define MCP_TRACE_COMM_LEN	16
 
-/* One thread, keyed by its pid (thread id) in the "tasks" hash map. */
+/*
+ * One thread: an interval's aggregates in the pid-keyed "tasks" map
+ * (raw_tp family), or its running totals since the tracer opened in task
+ * storage (tp_btf family; runq_max_ns since the last dump), which the
+ * task iterator dumps and "exited" keeps after the thread's last switch.
+ */
 struct mcp_sched_task {
 	__u32 pid;
 	__u32 tgid;
@@ -35,6 +40,14 @@ struct mcp_sched_task {
 	__u64 numa_moves;	/* sched_move_numa */
 	__u64 numa_swaps;	/* sched_swap_numa (either side) */
 	__u64 numa_sticks;	/* sched_stick_numa */
+	__u64 start_ns;		/* the thread's start time: with pid, its identity */
+};
+
+/* Key of "exited" (tp_btf family): pid numbers are reused. */
+struct mcp_sched_exit_key {
+	__u32 pid;
+	__u32 unused;
+	__u64 start_ns;
 };
 
 #endif /* MCP_BPF_TRACE_SCHED_H */

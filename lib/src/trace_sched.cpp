@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // mcp::trace::SchedTracer: loads bpf/trace_sched.bpf.c through its
-// skeleton, fills its CPU->node map and drains its per-task table.
+// skeleton, fills its CPU->node map and reads its per-task counts: each
+// interval's difference of the running totals (tp_btf family) or the
+// drained per-task table (raw_tp family).
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
@@ -14,7 +16,10 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <map>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "trace_internal.hpp"
 #include "trace_sched.h"
@@ -74,6 +79,112 @@ bool kernel_has_data_symbol(const char *name)
 	return false;
 }
 
+// A thread: its pid and start time (pids are reused).
+using ThreadKey = std::pair<__u32, __u64>;
+
+ThreadKey key_of(const struct mcp_sched_task &t)
+{
+	return {t.pid, t.start_ns};
+}
+
+// @op(a.x, b.x) for every counter x of a record: not its identity, last
+// CPU or runq_max_ns (a maximum, per interval already).
+template <typename A, typename Op>
+void for_each_counter(A &a, const struct mcp_sched_task &b, Op op)
+{
+	for (std::size_t i = 0; i < MCP_TRACE_SLOTS; i++)
+		op(a.runq_slots[i], b.runq_slots[i]);
+	for (std::size_t i = 0; i < MCP_TRACE_MAX_NODES; i++)
+		op(a.oncpu_ns[i], b.oncpu_ns[i]);
+	for (auto field : {&mcp_sched_task::runq_count, &mcp_sched_task::runq_total_ns,
+			   &mcp_sched_task::migrations, &mcp_sched_task::cross_node_migrations,
+			   &mcp_sched_task::migrate_events, &mcp_sched_task::numa_moves,
+			   &mcp_sched_task::numa_swaps, &mcp_sched_task::numa_sticks})
+		op(a.*field, b.*field);
+}
+
+// What a thread did between two dumps of its totals.
+struct mcp_sched_task counts_since(const struct mcp_sched_task &now,
+				   const struct mcp_sched_task &before)
+{
+	struct mcp_sched_task d = now;
+
+	for_each_counter(d, before, [](__u64 &x, __u64 b) { x = x >= b ? x - b : 0; });
+	return d;
+}
+
+bool did_anything(const struct mcp_sched_task &d)
+{
+	bool any = false;
+
+	for_each_counter(d, d, [&any](__u64 x, __u64) { any = any || x != 0; });
+	return any;
+}
+
+class Fd {
+public:
+	explicit Fd(int fd) noexcept : fd_(fd) {}
+	~Fd()
+	{
+		if (fd_ >= 0)
+			close(fd_);
+	}
+	Fd(const Fd &) = delete;
+	Fd &operator=(const Fd &) = delete;
+	int get() const noexcept { return fd_; }
+
+private:
+	int fd_;
+};
+
+// Every record dump_task_totals() writes for one pass over the threads.
+std::vector<struct mcp_sched_task> dump_totals(struct bpf_link *iter)
+{
+	Fd fd(bpf_iter_create(bpf_link__fd(iter)));
+	std::vector<struct mcp_sched_task> out;
+	std::vector<char> buf;
+	char chunk[16384];
+	ssize_t n;
+
+	if (fd.get() < 0)
+		throw TraceError(errno, "SchedTracer::snapshot(): cannot start the task iterator");
+	while ((n = read(fd.get(), chunk, sizeof(chunk))) > 0)
+		buf.insert(buf.end(), chunk, chunk + n);
+	if (n < 0)
+		throw TraceError(errno, "SchedTracer::snapshot(): reading the task iterator failed");
+	out.resize(buf.size() / sizeof(struct mcp_sched_task));
+	std::memcpy(out.data(), buf.data(), out.size() * sizeof(struct mcp_sched_task));
+	return out;
+}
+
+SchedTask to_sched_task(const struct mcp_sched_task &v)
+{
+	SchedTask t;
+
+	t.pid = static_cast<int>(v.pid);
+	t.tgid = static_cast<int>(v.tgid);
+	t.comm.assign(v.comm, strnlen(v.comm, sizeof(v.comm)));
+	t.cgroup_id = v.cgroup_id;
+	const bool ran = std::any_of(std::begin(v.oncpu_ns), std::end(v.oncpu_ns),
+				     [](__u64 ns) { return ns != 0; });
+	t.cpu = ran ? static_cast<int>(v.last_cpu) : -1;
+	t.node = ran ? static_cast<int>(v.last_node) : -1;
+	t.runq_us.slots.assign(std::begin(v.runq_slots), std::end(v.runq_slots));
+	t.runq_total_ns = v.runq_total_ns;
+	t.runq_max_ns = v.runq_max_ns;
+	std::size_t nodes = MCP_TRACE_MAX_NODES;
+	while (nodes > 0 && v.oncpu_ns[nodes - 1] == 0)
+		nodes--;
+	t.oncpu_ns_per_node.assign(v.oncpu_ns, v.oncpu_ns + nodes);
+	t.migrations = v.migrations;
+	t.cross_node_migrations = v.cross_node_migrations;
+	t.migrate_events = v.migrate_events;
+	t.numa_moves = v.numa_moves;
+	t.numa_swaps = v.numa_swaps;
+	t.numa_sticks = v.numa_sticks;
+	return t;
+}
+
 } // namespace
 
 struct SchedTracer::Impl {
@@ -81,7 +192,101 @@ struct SchedTracer::Impl {
 	std::string attach_mode;
 	bool numa_events = false;
 	std::uint64_t since_ns = 0;
+	// tp_btf family: each thread's totals at the last snapshot, and how
+	// many snapshots it has been missing from the dump (see totals_delta()).
+	struct Seen {
+		struct mcp_sched_task totals;
+		unsigned missing;
+	};
+	std::map<ThreadKey, Seen> seen;
+
+	std::map<ThreadKey, struct mcp_sched_task> totals_delta();
+	std::vector<struct mcp_sched_task> drain_tasks();
 };
+
+// tp_btf family: this interval's counts of every thread that did
+// something, from the dump of the live threads' totals and the totals
+// the exited ones left, minus what the last snapshot saw of each.
+std::map<ThreadKey, struct mcp_sched_task> SchedTracer::Impl::totals_delta()
+{
+	struct trace_sched *s = skel.get();
+	std::map<ThreadKey, struct mcp_sched_task> counts;
+	std::map<ThreadKey, Seen> now;
+	std::set<ThreadKey> gone;
+	struct mcp_sched_exit_key key, next;
+	std::vector<struct mcp_sched_exit_key> keys;
+
+	// Live threads first: one that exits meanwhile is then in both, and
+	// its exit counts only what the dump did not.
+	for (const struct mcp_sched_task &t : dump_totals(s->links.dump_task_totals)) {
+		auto it = seen.find(key_of(t));
+		struct mcp_sched_task d = it != seen.end() ? counts_since(t, it->second.totals) : t;
+		if (did_anything(d))
+			counts[key_of(t)] = d;
+		now[key_of(t)] = {t, 0};
+	}
+	for (int err = bpf_map__get_next_key(s->maps.exited, nullptr, &next, sizeof(next)); !err;
+	     err = bpf_map__get_next_key(s->maps.exited, &key, &next, sizeof(next))) {
+		keys.push_back(next);
+		key = next;
+	}
+	for (const auto &k : keys) {
+		struct mcp_sched_task t = {};
+
+		if (bpf_map__lookup_and_delete_elem(s->maps.exited, &k, sizeof(k), &t, sizeof(t), 0))
+			continue;
+		const ThreadKey tk = key_of(t);
+		const Seen *before = nullptr;
+		if (auto it = now.find(tk); it != now.end())
+			before = &it->second;
+		else if (auto it2 = seen.find(tk); it2 != seen.end())
+			before = &it2->second;
+		struct mcp_sched_task d = before ? counts_since(t, before->totals) : t;
+		if (did_anything(d)) {
+			auto [c, fresh] = counts.try_emplace(tk, d);
+			if (!fresh) {
+				for_each_counter(c->second, d, [](__u64 &x, __u64 y) { x += y; });
+				c->second.runq_max_ns = std::max(c->second.runq_max_ns, d.runq_max_ns);
+				c->second.last_cpu = d.last_cpu;
+				c->second.last_node = d.last_node;
+			}
+		}
+		now.erase(tk);
+		gone.insert(tk);
+	}
+	// A thread leaves the task list a little before its last switch: keep
+	// its totals one more snapshot, for its exit record to subtract them.
+	for (const auto &[k, v] : seen)
+		if (!now.count(k) && !gone.count(k) && v.missing == 0)
+			now[k] = {v.totals, 1};
+	seen = std::move(now);
+	return counts;
+}
+
+// raw_tp family: the interval's records, taken out of "tasks".
+std::vector<struct mcp_sched_task> SchedTracer::Impl::drain_tasks()
+{
+	struct bpf_map *map = skel->maps.tasks;
+	std::vector<struct mcp_sched_task> out;
+	std::vector<__u32> keys;
+	__u32 key, next;
+
+	// Keys first, then take each one out: deleting while walking would
+	// restart the walk.
+	for (int err = bpf_map__get_next_key(map, nullptr, &next, sizeof(next)); !err;
+	     err = bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
+		keys.push_back(next);
+		key = next;
+	}
+	for (__u32 pid : keys) {
+		struct mcp_sched_task v = {};
+
+		if (bpf_map__lookup_and_delete_elem(map, &pid, sizeof(pid), &v, sizeof(v), 0))
+			continue; // exited and reaped meanwhile
+		out.push_back(v);
+	}
+	return out;
+}
 
 SchedTracer::SchedTracer() noexcept = default;
 SchedTracer::SchedTracer(SchedTracer &&) noexcept = default;
@@ -144,10 +349,14 @@ SchedTracer SchedTracer::open(const SchedOptions &options)
 		bpf_program__set_autoload(btf_progs[i], rq_clock);
 		bpf_program__set_autoload(btf_kt_progs[i], btf && !rq_clock);
 	}
-	// Each family keeps its per-thread state in its own map; the other's
-	// is not created (kernels without tp_btf lack task storage too).
+	// Each family keeps its per-thread state and counts in its own maps;
+	// the other's are not created (kernels without tp_btf lack task
+	// storage too).  Only tp_btf dumps totals through the task iterator.
 	bpf_map__set_autocreate(s->maps.task_states, btf);
+	bpf_map__set_autocreate(s->maps.exited, btf);
+	bpf_program__set_autoload(s->progs.dump_task_totals, btf);
 	bpf_map__set_autocreate(s->maps.pid_states, !btf);
+	bpf_map__set_autocreate(s->maps.tasks, !btf);
 
 	// The NUMA-balancing tracepoints exist only with CONFIG_NUMA_BALANCING.
 	impl->numa_events = true;
@@ -191,55 +400,26 @@ SchedSnapshot SchedTracer::snapshot()
 	if (!impl_)
 		throw TraceError(EBADF, "SchedTracer::snapshot() on a tracer that is not open");
 	struct trace_sched *s = impl_->skel.get();
-	struct bpf_map *map = s->maps.tasks;
 	SchedSnapshot snap;
-	std::vector<__u32> keys;
-	__u32 key, next;
 
 	const std::uint64_t now = detail::monotonic_ns();
 	snap.interval_ns = now - impl_->since_ns;
 	impl_->since_ns = now;
 
-	// Keys first, then take each one out: deleting while walking would
-	// restart the walk.
-	for (int err = bpf_map__get_next_key(map, nullptr, &next, sizeof(next)); !err;
-	     err = bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
-		keys.push_back(next);
-		key = next;
-	}
 	snap.runq_us.slots.assign(histogram_slots, 0);
-	for (__u32 pid : keys) {
-		struct mcp_sched_task v = {};
-
-		if (bpf_map__lookup_and_delete_elem(map, &pid, sizeof(pid), &v, sizeof(v), 0))
-			continue; // exited and reaped meanwhile
-		SchedTask t;
-		t.pid = static_cast<int>(v.pid);
-		t.tgid = static_cast<int>(v.tgid);
-		t.comm.assign(v.comm, strnlen(v.comm, sizeof(v.comm)));
-		t.cgroup_id = v.cgroup_id;
-		const bool ran = std::any_of(std::begin(v.oncpu_ns), std::end(v.oncpu_ns),
-					     [](__u64 ns) { return ns != 0; });
-		t.cpu = ran ? static_cast<int>(v.last_cpu) : -1;
-		t.node = ran ? static_cast<int>(v.last_node) : -1;
-		t.runq_us.slots.assign(std::begin(v.runq_slots), std::end(v.runq_slots));
-		t.runq_total_ns = v.runq_total_ns;
-		t.runq_max_ns = v.runq_max_ns;
-		std::size_t nodes = MCP_TRACE_MAX_NODES;
-		while (nodes > 0 && v.oncpu_ns[nodes - 1] == 0)
-			nodes--;
-		t.oncpu_ns_per_node.assign(v.oncpu_ns, v.oncpu_ns + nodes);
-		t.migrations = v.migrations;
-		t.cross_node_migrations = v.cross_node_migrations;
-		t.migrate_events = v.migrate_events;
-		t.numa_moves = v.numa_moves;
-		t.numa_swaps = v.numa_swaps;
-		t.numa_sticks = v.numa_sticks;
+	auto add = [&snap](const struct mcp_sched_task &v) {
+		SchedTask t = to_sched_task(v);
 		snap.runq_us.merge(t.runq_us);
 		snap.tasks.push_back(std::move(t));
-	}
-	std::sort(snap.tasks.begin(), snap.tasks.end(),
-		  [](const SchedTask &a, const SchedTask &b) { return a.pid < b.pid; });
+	};
+	if (impl_->attach_mode == "tp_btf")
+		for (const auto &[key, v] : impl_->totals_delta())
+			add(v);
+	else
+		for (const struct mcp_sched_task &v : impl_->drain_tasks())
+			add(v);
+	std::stable_sort(snap.tasks.begin(), snap.tasks.end(),
+			 [](const SchedTask &a, const SchedTask &b) { return a.pid < b.pid; });
 	snap.dropped_tasks = __atomic_exchange_n(&s->bss->dropped_tasks, 0, __ATOMIC_RELAXED);
 	return snap;
 }
