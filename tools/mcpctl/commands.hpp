@@ -273,10 +273,18 @@ nlohmann::ordered_json pool_stat_json(std::string_view path, const mcp::PoolStat
 
 // ---- graph (graph.cpp) ----
 Command add_graph_command(CLI::App &app);
+// What `graph show` read: "compact", "fixed" (binary), "json", or "none"
+// (the demo); and its bytes.
+struct GraphFile {
+	std::string encoding = "none";
+	std::uint64_t bytes = 0;
+};
 // `mcpctl graph show`: buffers, tensors, nodes with their successors.
-std::string format_graph_text(const mcp::GraphDef &def, std::uint64_t binary_bytes);
+std::string format_graph_text(const mcp::GraphDef &def, std::uint64_t binary_bytes,
+			      const GraphFile &file = {});
 // The schema is documented in Documentation/mcpctl.rst.
-nlohmann::ordered_json graph_show_json(const mcp::GraphDef &def, std::uint64_t binary_bytes);
+nlohmann::ordered_json graph_show_json(const mcp::GraphDef &def, std::uint64_t binary_bytes,
+				       const GraphFile &file = {});
 // `mcpctl graph run`: one node over the timed iterations.
 struct GraphRunNode {
 	std::string name;

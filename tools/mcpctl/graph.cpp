@@ -31,6 +31,7 @@ struct GraphArgs {
 	std::string file;
 	std::string demo;
 	std::string output;
+	std::string encoding = "compact";
 	std::string dev = "host";
 	unsigned iterations = 10;
 	unsigned warmup = 1;
@@ -134,36 +135,51 @@ std::string index_list(const std::vector<std::uint32_t> &v)
 }
 
 // A graph from FILE: binary (starts with the magic) or JSON.
-mcp::GraphDef load_graph_file(const std::string &path)
+mcp::GraphDef load_graph_file(const std::string &path, GraphFile *file = nullptr)
 {
 	std::vector<std::byte> bytes = read_file(path);
 	std::uint32_t magic = 0;
+	GraphFile info;
 
+	info.bytes = bytes.size();
 	if (bytes.size() >= sizeof(magic))
 		std::memcpy(&magic, bytes.data(), sizeof(magic));
-	if (magic == graph_magic)
-		return mcp::GraphDef::parse(bytes);
-	return mcp::GraphDef::from_json(
-		std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size()));
+	mcp::GraphDef def;
+	if (magic == graph_magic) {
+		def = mcp::GraphDef::parse(bytes);
+		info.encoding = mcp::to_string(*mcp::graph_encoding(bytes));
+	} else {
+		def = mcp::GraphDef::from_json(
+			std::string_view(reinterpret_cast<const char *>(bytes.data()), bytes.size()));
+		info.encoding = "json";
+	}
+	if (file)
+		*file = info;
+	return def;
 }
 
-mcp::GraphDef graph_source()
+mcp::GraphDef graph_source(GraphFile &file)
 {
 	if (!args.demo.empty())
 		return mcp::demo_attention_block();
-	return load_graph_file(args.file);
+	return load_graph_file(args.file, &file);
 }
 
 } // namespace
 
 // ---- show ----
 
-std::string format_graph_text(const mcp::GraphDef &def, std::uint64_t binary_bytes)
+std::string format_graph_text(const mcp::GraphDef &def, std::uint64_t binary_bytes,
+			      const GraphFile &file)
 {
 	std::string s = fmt::format("graph '{}': {} buffers, {} tensors, {} nodes; {} binary, "
 				    "{} of buffers\n",
 				    def.name, def.buffers.size(), def.tensors.size(), def.nodes.size(),
 				    bytes_text(binary_bytes), bytes_text(def.total_bytes()));
+	if (file.encoding == "json")
+		s += fmt::format("file: JSON, {} bytes\n", file.bytes);
+	else if (file.encoding != "none")
+		s += fmt::format("file: {} encoding, {} bytes\n", file.encoding, file.bytes);
 	s += "\nBUFFER  NAME              LENGTH      FLAGS         INIT\n";
 	for (std::size_t i = 0; i < def.buffers.size(); i++) {
 		const mcp::GraphBuffer &b = def.buffers[i];
@@ -195,13 +211,17 @@ std::string format_graph_text(const mcp::GraphDef &def, std::uint64_t binary_byt
 	return s;
 }
 
-nlohmann::ordered_json graph_show_json(const mcp::GraphDef &def, std::uint64_t binary_bytes)
+nlohmann::ordered_json graph_show_json(const mcp::GraphDef &def, std::uint64_t binary_bytes,
+				       const GraphFile &file)
 {
 	nlohmann::ordered_json j;
 	std::vector<std::vector<std::uint32_t>> succ = def.successors();
 
 	j["name"] = def.name;
+	j["encoding"] = file.encoding;
+	j["file_bytes"] = file.bytes;
 	j["binary_bytes"] = binary_bytes;
+	j["fixed_bytes"] = def.serialize(mcp::GraphEncoding::fixed).size();
 	j["json_bytes"] = def.to_json().size();
 	j["buffer_bytes"] = def.total_bytes();
 	j["buffers"] = nlohmann::ordered_json::array();
@@ -463,8 +483,11 @@ int run_graph_command(const GlobalOptions &opts, std::ostream &out, std::ostream
 		return exit_usage;
 	}
 	try {
-		mcp::GraphDef def = graph_source();
-		std::vector<std::byte> bytes = def.serialize();
+		GraphFile file;
+		mcp::GraphDef def = graph_source(file);
+		const auto encoding = args.build->parsed() ? *mcp::parse_graph_encoding(args.encoding)
+							   : mcp::GraphEncoding::compact;
+		std::vector<std::byte> bytes = def.serialize(encoding);
 
 		if (args.build->parsed()) {
 			write_file(args.output, bytes);
@@ -472,19 +495,21 @@ int run_graph_command(const GlobalOptions &opts, std::ostream &out, std::ostream
 			if (opts.json)
 				print_json(out, {{"output", args.output},
 						 {"name", def.name},
+						 {"encoding", args.encoding},
 						 {"binary_bytes", bytes.size()},
 						 {"json_bytes", json_bytes},
 						 {"nodes", def.nodes.size()}});
 			else
-				out << fmt::format("wrote '{}' ({} nodes): {} bytes binary, {} bytes as "
-						   "compact JSON ({:.0f}% smaller)\n",
-						   args.output, def.nodes.size(), bytes.size(), json_bytes,
+				out << fmt::format("wrote '{}' ({} nodes): {} bytes binary ({} encoding), "
+						   "{} bytes as compact JSON ({:.0f}% smaller)\n",
+						   args.output, def.nodes.size(), bytes.size(),
+						   args.encoding, json_bytes,
 						   100.0 - 100.0 * static_cast<double>(bytes.size()) /
 								   static_cast<double>(json_bytes));
 		} else if (opts.json) {
-			print_json(out, graph_show_json(def, bytes.size()));
+			print_json(out, graph_show_json(def, bytes.size(), file));
 		} else {
-			out << format_graph_text(def, bytes.size());
+			out << format_graph_text(def, bytes.size(), file);
 		}
 		out.flush();
 		return exit_ok;
@@ -507,6 +532,9 @@ Command add_graph_command(CLI::App &app)
 	args.build->add_option("FILE", args.file, "JSON description (Documentation/graphs.rst)");
 	args.build->add_option("--demo", args.demo, "Build the demo instead: 'attention'");
 	args.build->add_option("-o,--output", args.output, "Binary graph to write")->required();
+	args.build->add_option("--encoding", args.encoding,
+			       "compact (default; kernels with the graph-compact feature) or fixed (every kernel)")
+		->check(CLI::IsMember({"compact", "fixed"}));
 	args.show->add_option("FILE", args.file, "Binary graph or JSON description")->required();
 	args.run->add_option("FILE", args.file, "Binary graph or JSON description")->required();
 	args.run->add_option("--iterations", args.iterations, "Timed executions (default 10)");
@@ -517,8 +545,8 @@ Command add_graph_command(CLI::App &app)
 	args.run->add_option("--workers-per-node", args.workers_per_node, "Worker threads per NUMA node (default 1)");
 	args.run->add_option("--timeout-ms", args.timeout_ms, "Per-execution time-out (default: the module's exec_timeout_ms)");
 	args.run->add_flag("--inline", args.check_inline, "Also run the graph in mcpctl's thread (run_inline) and compare the output buffers");
-	sub->footer("With --json: build prints {\"output\",\"name\",\"binary_bytes\",\"json_bytes\",\"nodes\"}, "
-		    "show prints {\"name\",\"binary_bytes\",\"json_bytes\",\"buffer_bytes\",\"buffers\",\"tensors\",\"nodes\",\"edges\"}, "
+	sub->footer("With --json: build prints {\"output\",\"name\",\"encoding\",\"binary_bytes\",\"json_bytes\",\"nodes\"}, "
+		    "show prints {\"name\",\"encoding\",\"file_bytes\",\"binary_bytes\",\"fixed_bytes\",\"json_bytes\",\"buffer_bytes\",\"buffers\",\"tensors\",\"nodes\",\"edges\"}, "
 		    "run prints {\"graph\",\"context\",\"iterations\",\"warmup\",\"workers\",\"latency_us\",\"nodes\",\"inline_check\"} "
 		    "(see Documentation/mcpctl.rst).");
 	return {sub, run_graph_command};
