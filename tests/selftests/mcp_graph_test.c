@@ -664,8 +664,13 @@ FIXTURE_TEARDOWN(graph)
 	}
 }
 
-/* Every case of the shared table: refused with its (reason, kind, index). */
-TEST_F_TIMEOUT(graph, malformed_table, 120)
+/*
+ * Every case of the shared table through GRAPH_CREATE, as built or (with
+ * @compact) re-encoded in format version 2 where that says the same:
+ * refused with its (reason, kind, index).  The count of cases sent.
+ */
+static unsigned int run_table(struct __test_metadata *_metadata, int fd,
+			      int compact)
 {
 	static uint8_t bytes[MCP_GRAPH_CASE_MAX_BYTES];
 	struct mcp_graph_case_graph g;
@@ -673,32 +678,41 @@ TEST_F_TIMEOUT(graph, malformed_table, 120)
 
 	for (size_t i = 0; i < MCP_GRAPH_N_CASES; i++) {
 		const struct mcp_graph_case *c = &mcp_graph_cases[i];
-		size_t len = mcp_graph_case_build(c, &g, bytes, sizeof(bytes));
+		size_t len;
 		struct mcp_graph_create arg;
 		__u32 bo[MCP_GRAPH_CASE_MAX_BUFFERS];
 		int ret;
 
-		ASSERT_NE(0, len) TH_LOG("%s: does not fit", c->name);
+		if (compact) {
+			len = mcp_graph_case_build_compact(c, &g, bytes,
+							   sizeof(bytes));
+			if (!len)
+				continue;
+		} else {
+			len = mcp_graph_case_build(c, &g, bytes, sizeof(bytes));
+			ASSERT_NE(0, len) TH_LOG("%s: does not fit", c->name);
+		}
 		for (__u32 k = 0; k < g.n_buffers; k++) {
 			__u64 blen = g.buffers[k].length ? g.buffers[k].length : 1;
 
 			if ((c->flags & MCP_GRAPH_CASE_SHORT_BO) && k == c->index)
 				blen = page_round(blen) / 2;
-			ASSERT_EQ(0, bo_create_on(self->fd, blen, -1, &bo[k]))
+			ASSERT_EQ(0, bo_create_on(fd, blen, -1, &bo[k]))
 				TH_LOG("%s: BO %u", c->name, k);
 		}
 		create_arg(&arg, bytes, len, bo, g.n_buffers);
 		arg.error_reason = arg.error_kind = arg.error_index = 0xdead;
-		ret = mcp_ioctl(self->fd, MCP_IOC_GRAPH_CREATE, &arg);
+		ret = mcp_ioctl(fd, MCP_IOC_GRAPH_CREATE, &arg);
 		if (c->reason == MCP_GRAPH_OK) {
-			EXPECT_EQ(0, ret) TH_LOG("%s: %s (reason %u kind %u index %u)",
-						 c->name, strerror(-ret), arg.error_reason,
+			EXPECT_EQ(0, ret) TH_LOG("%s%s: %s (reason %u kind %u index %u)",
+						 c->name, compact ? " (v2)" : "",
+						 strerror(-ret), arg.error_reason,
 						 arg.error_kind, arg.error_index);
 			if (!ret) {
 				EXPECT_NE(0, arg.handle) TH_LOG("%s", c->name);
 				EXPECT_EQ(0, arg.error_reason) TH_LOG("%s", c->name);
-				EXPECT_EQ(0, graph_destroy(self->fd, arg.handle));
-				EXPECT_EQ(-ENOENT, graph_destroy(self->fd, arg.handle));
+				EXPECT_EQ(0, graph_destroy(fd, arg.handle));
+				EXPECT_EQ(-ENOENT, graph_destroy(fd, arg.handle));
 				valid++;
 			}
 		} else {
@@ -708,15 +722,71 @@ TEST_F_TIMEOUT(graph, malformed_table, 120)
 			EXPECT_EQ(c->index, arg.error_index) TH_LOG("%s", c->name);
 			EXPECT_EQ(0, arg.handle) TH_LOG("%s", c->name);
 			if (!ret)
-				graph_destroy(self->fd, arg.handle);
+				graph_destroy(fd, arg.handle);
 			else
 				refused++;
 		}
 		for (__u32 k = 0; k < g.n_buffers; k++)
-			bo_destroy(self->fd, bo[k]);
+			bo_destroy(fd, bo[k]);
 	}
-	TH_LOG("%u valid graphs created, %u refused as expected, of %zu cases",
-	       valid, refused, MCP_GRAPH_N_CASES);
+	TH_LOG("format version %d: %u valid graphs created, %u refused as expected, of %zu cases",
+	       compact ? 2 : 1, valid, refused, MCP_GRAPH_N_CASES);
+	return valid + refused;
+}
+
+TEST_F_TIMEOUT(graph, malformed_table, 120)
+{
+	run_table(_metadata, self->fd, 0);
+}
+
+/* The same cases in format version 2: the same verdicts. */
+TEST_F_TIMEOUT(graph, malformed_table_compact, 120)
+{
+	struct mcp_version v = { .size = sizeof(v) };
+
+	ASSERT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_GET_VERSION, &v));
+	ASSERT_TRUE(v.features & MCP_FEAT_GRAPH_COMPACT)
+		TH_LOG("MCP_FEAT_GRAPH_COMPACT not reported");
+	EXPECT_LE(100, run_table(_metadata, self->fd, 1));
+}
+
+/*
+ * Counts that the bytes given cannot hold (at least 6, 8 and 9 bytes per
+ * buffer, tensor and node) are refused by the header check, which runs
+ * before anything is allocated: 65536 tensors and nodes claimed by a
+ * 128-byte graph.  What userspace can observe: the HEADER verdict (from
+ * mcp_graph_check_header(), ahead of mcp_graph_alloc()), no graph object
+ * counted, and that a thousand refusals take no measurable memory.
+ */
+TEST_F_TIMEOUT(graph, compact_huge_counts_refused_early, 60)
+{
+	static uint8_t bytes[MCP_GRAPH_CASE_MAX_BYTES];
+	struct mcp_graph_case_graph g;
+	struct mcp_graph_create arg;
+	long long tensors = knob_read("max_tensors");
+	__u32 bo;
+	size_t len;
+
+	ASSERT_LT(0, tensors);
+	ASSERT_EQ(0, knob_write("max_tensors", 65536));
+	ASSERT_EQ(0, knob_write("max_nodes", 65536));
+	mcp_graph_case_init(&g);
+	mcp_graph_case_counts(&g);
+	g.compact = 1;
+	g.hdr.n_tensors = 65536;
+	g.hdr.n_nodes = 65536;
+	len = mcp_graph_case_emit_compact(&g, bytes, sizeof(bytes));
+	ASSERT_EQ(sizeof(struct mcp_graph_header) + 72, len);
+	ASSERT_EQ(0, bo_create_on(self->fd, 4096, -1, &bo));
+	for (int k = 0; k < 1000; k++) {
+		create_arg(&arg, bytes, len, &bo, 1);
+		ASSERT_EQ(-EINVAL, mcp_ioctl(self->fd, MCP_IOC_GRAPH_CREATE, &arg));
+		ASSERT_EQ(MCP_GRAPH_ERR_HEADER, arg.error_reason);
+		ASSERT_EQ(MCP_GRAPH_AT_HEADER, arg.error_kind);
+	}
+	EXPECT_EQ(self->start[0], mcp_counter("graph_objects"));
+	EXPECT_EQ(0, bo_destroy(self->fd, bo));
+	knob_write("max_tensors", tensors);
 }
 
 /* Sizes, flags, reserved fields, pointers and handles of GRAPH_CREATE. */

@@ -6,7 +6,8 @@
  * written here (max abs error <= 1e-3 after the layer norm; the tiled
  * hand-off copy bit for bit), a diamond, re-execution with other input
  * and output bindings, run_inline, mcpctl graph build/show/run --json with
- * every documented key, and a bad graph file refused with its reason.
+ * every documented key, a bad graph file refused with its reason, and the
+ * kernel and libmcp agreeing on mutated compact graphs.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -683,7 +684,7 @@ TEST(mcpctl_graph_refuses_a_bad_graph_file)
 	FILE *f;
 
 	ASSERT_NE(NULL, def);
-	ASSERT_EQ(0, mcp_graph_serialize(def, buf, sizeof(buf), &len));
+	ASSERT_EQ(0, mcp_graph_serialize_as(def, MCP_GRAPH_ENCODING_FIXED, buf, sizeof(buf), &len));
 	mcp_graph_free(def);
 	/* node 1's op: header 48 + 3 buffers x 32 + 4 tensors x 48 + 48 */
 	memcpy(buf + 48 + 3 * 32 + 4 * 48 + 48, &bad_op, sizeof(bad_op));
@@ -700,6 +701,109 @@ TEST(mcpctl_graph_refuses_a_bad_graph_file)
 	EXPECT_EQ(2, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/bad.mgph", "--iterations", "0"));
 	EXPECT_EQ(2, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/bad.mgph", "--bind", "noequals"));
 	unlink("/tmp/bad.mgph");
+}
+
+/*
+ * The kernel and libmcp on the same mutated compact graphs: the demo
+ * block in format version 2 with 1 to 3 bytes changed (mostly in its
+ * varint tables), through GRAPH_CREATE and mcp_graph_check().  Both must
+ * give the same (reason, kind, index) except where only the kernel can
+ * tell: a bound BO shorter than a (mutated) buffer length (BUFFER) and the
+ * DEVICE engine on a context without one (ENGINE); libmcp's verdict must
+ * then come later in the checking order, or be none.
+ */
+static int verdict_later(const struct mcp_graph_invalid *lib,
+			 const struct mcp_graph_create *k)
+{
+	if (lib->reason == MCP_GRAPH_ERROR_NONE)
+		return 1;
+	if (lib->kind != k->error_kind)
+		return lib->kind > k->error_kind;
+	return lib->index > k->error_index ||
+	       (lib->index == k->error_index && k->error_reason == MCP_GRAPH_ERR_ENGINE);
+}
+
+TEST(kernel_and_libmcp_agree_on_mutated_compact_graphs)
+{
+	static unsigned char good[8192], bytes[8192];
+	struct mcp_graph_def *def = NULL;
+	__u32 bo[64];
+	size_t len = 0;
+	unsigned int same = 0, kernel_only = 0, accepted = 0, encoding = 0;
+	uint64_t s = 2026;
+	int fd;
+
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	fd = mcp_selftest_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, mcp_graph_demo_attention(NULL, &def));
+	ASSERT_EQ(0, mcp_graph_serialize_as(def, MCP_GRAPH_ENCODING_COMPACT, good, sizeof(good),
+					    &len));
+	mcp_graph_free(def);
+	/* Every buffer index bound to a 1 MiB BO: the demo's fit. */
+	for (int k = 0; k < 64; k++) {
+		struct mcp_bo_create c = { .size = sizeof(c), .length = 1 << 20 };
+
+		ASSERT_EQ(0, mcp_ioctl(fd, MCP_IOC_BO_CREATE, &c));
+		bo[k] = c.handle;
+	}
+	for (int round = 0; round < 600; round++) {
+		struct mcp_graph_invalid err = { .size = sizeof(err) };
+		struct mcp_graph_header hdr;
+		struct mcp_graph_create arg = { .size = sizeof(arg) };
+		int kret, lret;
+
+		memcpy(bytes, good, len);
+		for (int f = 0; f <= round % 3; f++) {
+			s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+			/* Three in four in the tables, where the varints are. */
+			size_t at = (s >> 33) % 4 ? 48 + (s >> 33) % 1500 : (s >> 33) % len;
+
+			bytes[at] = (unsigned char)(s >> 24);
+		}
+		memcpy(&hdr, bytes, sizeof(hdr));
+		arg.graph = (__u64)(uintptr_t)bytes;
+		arg.graph_len = len;
+		arg.handles = (__u64)(uintptr_t)bo;
+		arg.n_handles = hdr.n_buffers <= 64 ? hdr.n_buffers : 64;
+		kret = mcp_ioctl(fd, MCP_IOC_GRAPH_CREATE, &arg);
+		lret = mcp_graph_check(bytes, len, NULL, &err);
+		if (!kret) {
+			struct mcp_graph_destroy d = { .size = sizeof(d), .handle = arg.handle };
+
+			EXPECT_EQ(0, lret) TH_LOG("round %d: kernel accepts, libmcp: %s", round,
+						  err.message);
+			EXPECT_EQ(0, mcp_ioctl(fd, MCP_IOC_GRAPH_DESTROY, &d));
+			accepted++;
+			continue;
+		}
+		ASSERT_EQ(-EINVAL, kret) TH_LOG("round %d: %s", round, strerror(-kret));
+		if ((arg.error_reason == MCP_GRAPH_ERR_BUFFER ||
+		     arg.error_reason == MCP_GRAPH_ERR_ENGINE) && verdict_later(&err, &arg)) {
+			kernel_only++;
+			continue;
+		}
+		EXPECT_EQ(-EINVAL, lret) TH_LOG("round %d: the kernel refuses (%u, %u, %u)", round,
+						arg.error_reason, arg.error_kind, arg.error_index);
+		EXPECT_EQ(arg.error_reason, err.reason)
+			TH_LOG("round %d: kernel (%u, %u, %u), libmcp (%u, %u, %u): %s", round,
+			       arg.error_reason, arg.error_kind, arg.error_index, err.reason,
+			       err.kind, err.index, err.message);
+		EXPECT_EQ(arg.error_kind, err.kind) TH_LOG("round %d: %s", round, err.message);
+		EXPECT_EQ(arg.error_index, err.index) TH_LOG("round %d: %s", round, err.message);
+		same++;
+		encoding += arg.error_reason == MCP_GRAPH_ERR_ENCODING;
+	}
+	TH_LOG("600 mutated compact graphs: %u same refusal (%u encoding), %u accepted by both, "
+	       "%u kernel-only refusals", same, encoding, accepted, kernel_only);
+	EXPECT_LE(300, same);
+	EXPECT_LE(50, encoding);
+	for (int k = 0; k < 64; k++) {
+		struct mcp_bo_destroy d = { .size = sizeof(d), .handle = bo[k] };
+
+		EXPECT_EQ(0, mcp_ioctl(fd, MCP_IOC_BO_DESTROY, &d));
+	}
+	close(fd);
 }
 
 TEST_HARNESS_MAIN
