@@ -64,7 +64,7 @@ int mcp_trace_open(const struct mcp_trace_opts *opts, struct mcp_trace **out)
 			handle->sched = SchedTracer::open({filter, {}, (opts->flags & MCP_TRACE_OPT_RAW_TP) != 0});
 		if (opts->groups & MCP_TRACE_CACHE)
 			handle->cache = CacheTracer::open({filter, opts->sample_period ? opts->sample_period
-										  : 100});
+										  : CacheOptions{}.sample_period});
 		if (opts->groups & MCP_TRACE_MCP)
 			handle->mcp = McpTracer::open({filter});
 		*out = handle.release();

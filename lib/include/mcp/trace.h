@@ -48,7 +48,7 @@ struct mcp_trace;
  * @flags:		MCP_TRACE_OPT_*
  * @cgroup:		only tasks directly in this cgroup v2 directory
  *			(absolute or under /sys/fs/cgroup); NULL = all
- * @sample_period:	LLC events per sample; 0 = 100
+ * @sample_period:	LLC events per sample; 0 = 10000 (see mcp::trace::CacheOptions)
  */
 struct mcp_trace_opts {
 	uint32_t size;
