@@ -173,15 +173,15 @@ Test(format_version, text_with_and_without_module)
 
 Test(format_version, json_fields)
 {
-	mcp::Version v{1, 0, 0x3 | (1ULL << 9), "0.1.0"};
+	mcp::Version v{1, 0, 0x3 | (1ULL << 20), "0.1.0"};
 	json j = json::parse(mcpctl::version_json("0.1.0", "0.1.0", &v).dump());
 
 	cr_expect_eq(j["mcpctl_version"], "0.1.0");
 	cr_expect_eq(j["libmcp_abi"]["major"].get<unsigned>(), 1u);
 	cr_expect_eq(j["module"]["version"], "0.1.0");
 	cr_expect_eq(j["module"]["abi"]["minor"].get<unsigned>(), 0u);
-	cr_expect(j["module"]["features"] == json({"version", "topology", "bit9"}));
-	cr_expect_eq(j["module"]["features_mask"].get<std::uint64_t>(), 0x203u);
+	cr_expect(j["module"]["features"] == json({"version", "topology", "bit20"}));
+	cr_expect_eq(j["module"]["features_mask"].get<std::uint64_t>(), 0x100003u);
 
 	json none = json::parse(mcpctl::version_json("0.1.0", "0.1.0", nullptr).dump());
 	cr_expect(none["module"].is_null());
