@@ -238,9 +238,15 @@ TEST_F_TIMEOUT(batch, chain_in_one_read, 60)
 	t0 = now_ns();
 	fence = graph_exec(self->fd, graph, 0, &exec_id);
 	ASSERT_LE(0, fence);
+	memset(jobs, 0xa5, sizeof(jobs));
 	n = read_jobs_wait(wfd, jobs, sizeof(jobs));
 	ASSERT_EQ(8, n);
 	for (int i = 0; i < n; i++) {
+		/* Only the used entries are written. */
+		EXPECT_EQ(1, jobs[i].n_inputs);
+		EXPECT_EQ(0xa5a5a5a5u, jobs[i].inputs[1].handle);
+		EXPECT_EQ(0xa5, jobs[i].param[0]);
+		EXPECT_EQ(0, jobs[i].inputs[0].reserved);
 		EXPECT_EQ(i, jobs[i].node);
 		EXPECT_EQ(exec_id, jobs[i].exec_id);
 		EXPECT_EQ(MCP_OP_WNOP, jobs[i].op);
@@ -298,10 +304,14 @@ TEST_F_TIMEOUT(batch, one_job_reads_unchanged, 60)
 
 	EXPECT_EQ(-EINVAL, read_jobs(wfd, jobs, JOB_SZ - 1));
 	for (int i = 0; i < 4; i++) {
-		/* Room for one and a half: one. */
+		/* Room for one and a half: one, whole, unused entries zero. */
+		memset(jobs, 0xa5, sizeof(jobs));
 		ASSERT_EQ(1, read_jobs_wait(wfd, jobs, JOB_SZ + JOB_SZ / 2));
 		EXPECT_EQ(i, jobs[0].node);
 		EXPECT_EQ(0, jobs[0].flags);
+		EXPECT_EQ(0, jobs[0].inputs[1].handle);
+		EXPECT_EQ(0, jobs[0].param[0]);
+		EXPECT_EQ(0xa5, ((unsigned char *)jobs)[JOB_SZ]);
 		/* The next one is not ready before this one is reported. */
 		EXPECT_EQ(-EAGAIN, read_jobs(wfd, jobs + 1, JOB_SZ));
 		EXPECT_EQ(0, job_done(wfd, jobs[0].job_id, 0));
