@@ -170,15 +170,18 @@ std::vector<std::byte> GraphDef::serialize(GraphEncoding encoding) const
 
 GraphDef GraphDef::parse(std::span<const std::byte> bytes, const GraphLimits &limits)
 {
-	if (auto e = check_graph(bytes, limits))
-		throw GraphInvalid(std::move(*e));
-	// Read the version 1 image of a compact graph.
+	// A compact graph is decoded once, then its version 1 image is read
+	// (checking the image gives the verdict check_graph() gives the bytes).
 	std::vector<std::byte> image;
 	if (graph_encoding(bytes) == GraphEncoding::compact) {
 		std::optional<GraphError> refused;
 		image = detail::fixed_image(bytes, limits, refused);
+		if (refused)
+			throw GraphInvalid(std::move(*refused));
 		bytes = image;
 	}
+	if (auto e = check_graph(bytes, limits))
+		throw GraphInvalid(std::move(*e));
 
 	struct mcp_graph_header hdr;
 	std::memcpy(&hdr, bytes.data(), sizeof(hdr));
