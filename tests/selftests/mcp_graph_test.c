@@ -754,10 +754,10 @@ TEST_F_TIMEOUT(graph, malformed_table_compact, 120)
  * Counts that the bytes given cannot hold (at least 6, 8 and 9 bytes per
  * buffer, tensor and node) are refused by the header check, which runs
  * before anything is allocated: 65536 tensors and nodes claimed by a
- * 120-byte graph.  What userspace can observe: the HEADER verdict (only
- * mcp_graph_check_header() gives it, and it runs before mcp_graph_alloc()),
- * a thousand times, and no graph object counted; the allocation itself is
- * not observed.
+ * 120-byte graph.  What userspace can observe: the HEADER verdict (for a
+ * header that does not change under it, only mcp_graph_check_header()
+ * gives it, before mcp_graph_alloc()), a thousand times, and no graph
+ * object counted; the allocation itself is not observed.
  */
 TEST_F_TIMEOUT(graph, compact_huge_counts_refused_early, 60)
 {
