@@ -24,6 +24,7 @@
 #include "trace_internal.hpp"
 #include "trace_sched.h"
 #include "trace_sched.skel.h"
+#include "trace_sched_totals.hpp"
 
 static_assert(mcp::trace::histogram_slots == MCP_TRACE_SLOTS);
 static_assert(MCP_TRACE_HIST_SLOTS == MCP_TRACE_SLOTS);
@@ -79,10 +80,7 @@ bool kernel_has_data_symbol(const char *name)
 	return false;
 }
 
-// A thread: its pid and start time (pids are reused).
-using ThreadKey = std::pair<__u32, __u64>;
-
-ThreadKey key_of(const struct mcp_sched_task &t)
+detail::SchedTotals::Key key_of(const struct mcp_sched_task &t)
 {
 	return {t.pid, t.start_ns};
 }
@@ -192,58 +190,43 @@ struct SchedTracer::Impl {
 	std::string attach_mode;
 	bool numa_events = false;
 	std::uint64_t since_ns = 0;
-	// tp_btf family: each thread's totals at the last snapshot, and how
-	// many snapshots it has been missing from the dump (see totals_delta()).
-	struct Seen {
-		struct mcp_sched_task totals;
-		unsigned missing;
-	};
-	std::map<ThreadKey, Seen> seen;
+	detail::SchedTotals totals;	// tp_btf family
 
-	std::map<ThreadKey, struct mcp_sched_task> totals_delta();
+	std::vector<struct mcp_sched_task> drain_exited();
 	std::vector<struct mcp_sched_task> drain_tasks();
 };
 
-// tp_btf family: this interval's counts of every thread that did
-// something, from the dump of the live threads' totals and the totals
-// the exited ones left, minus what the last snapshot saw of each.
-std::map<ThreadKey, struct mcp_sched_task> SchedTracer::Impl::totals_delta()
-{
-	struct trace_sched *s = skel.get();
-	std::map<ThreadKey, struct mcp_sched_task> counts;
-	std::map<ThreadKey, Seen> now;
-	std::set<ThreadKey> gone;
-	struct mcp_sched_exit_key key, next;
-	std::vector<struct mcp_sched_exit_key> keys;
+} // namespace mcp::trace
 
-	// Live threads first: one that exits meanwhile is then in both, and
-	// its exit counts only what the dump did not.
-	for (const struct mcp_sched_task &t : dump_totals(s->links.dump_task_totals)) {
-		auto it = seen.find(key_of(t));
-		struct mcp_sched_task d = it != seen.end() ? counts_since(t, it->second.totals) : t;
+namespace mcp::trace::detail {
+
+std::map<SchedTotals::Key, struct mcp_sched_task>
+SchedTotals::interval(const std::vector<struct mcp_sched_task> &live,
+		      const std::vector<struct mcp_sched_task> &exited)
+{
+	std::map<Key, struct mcp_sched_task> counts;
+	std::map<Key, Seen> now;
+	std::set<Key> gone;
+
+	for (const struct mcp_sched_task &t : live) {
+		auto it = seen_.find(key_of(t));
+		struct mcp_sched_task d = it != seen_.end() ? counts_since(t, it->second.totals) : t;
 		if (did_anything(d))
 			counts[key_of(t)] = d;
 		now[key_of(t)] = {t, 0};
 	}
-	for (int err = bpf_map__get_next_key(s->maps.exited, nullptr, &next, sizeof(next)); !err;
-	     err = bpf_map__get_next_key(s->maps.exited, &key, &next, sizeof(next))) {
-		keys.push_back(next);
-		key = next;
-	}
-	for (const auto &k : keys) {
-		struct mcp_sched_task t = {};
-
-		if (bpf_map__lookup_and_delete_elem(s->maps.exited, &k, sizeof(k), &t, sizeof(t), 0))
-			continue;
-		const ThreadKey tk = key_of(t);
+	// A thread that exited after the dump read it is in both: its exit
+	// counts only what the dump did not.
+	for (const struct mcp_sched_task &t : exited) {
+		const Key k = key_of(t);
 		const Seen *before = nullptr;
-		if (auto it = now.find(tk); it != now.end())
+		if (auto it = now.find(k); it != now.end())
 			before = &it->second;
-		else if (auto it2 = seen.find(tk); it2 != seen.end())
+		else if (auto it2 = seen_.find(k); it2 != seen_.end())
 			before = &it2->second;
 		struct mcp_sched_task d = before ? counts_since(t, before->totals) : t;
 		if (did_anything(d)) {
-			auto [c, fresh] = counts.try_emplace(tk, d);
+			auto [c, fresh] = counts.try_emplace(k, d);
 			if (!fresh) {
 				for_each_counter(c->second, d, [](__u64 &x, __u64 y) { x += y; });
 				c->second.runq_max_ns = std::max(c->second.runq_max_ns, d.runq_max_ns);
@@ -251,16 +234,42 @@ std::map<ThreadKey, struct mcp_sched_task> SchedTracer::Impl::totals_delta()
 				c->second.last_node = d.last_node;
 			}
 		}
-		now.erase(tk);
-		gone.insert(tk);
+		now.erase(k);
+		gone.insert(k);
 	}
 	// A thread leaves the task list a little before its last switch: keep
-	// its totals one more snapshot, for its exit record to subtract them.
-	for (const auto &[k, v] : seen)
+	// its totals one more call, for its exit record to subtract them.
+	for (const auto &[k, v] : seen_)
 		if (!now.count(k) && !gone.count(k) && v.missing == 0)
 			now[k] = {v.totals, 1};
-	seen = std::move(now);
+	seen_ = std::move(now);
 	return counts;
+}
+
+} // namespace mcp::trace::detail
+
+namespace mcp::trace {
+
+// tp_btf family: the totals exited threads left, taken out of "exited".
+std::vector<struct mcp_sched_task> SchedTracer::Impl::drain_exited()
+{
+	struct bpf_map *map = skel->maps.exited;
+	std::vector<struct mcp_sched_task> out;
+	std::vector<struct mcp_sched_exit_key> keys;
+	struct mcp_sched_exit_key key, next;
+
+	for (int err = bpf_map__get_next_key(map, nullptr, &next, sizeof(next)); !err;
+	     err = bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
+		keys.push_back(next);
+		key = next;
+	}
+	for (const auto &k : keys) {
+		struct mcp_sched_task t = {};
+
+		if (!bpf_map__lookup_and_delete_elem(map, &k, sizeof(k), &t, sizeof(t), 0))
+			out.push_back(t);
+	}
+	return out;
 }
 
 // raw_tp family: the interval's records, taken out of "tasks".
@@ -412,9 +421,12 @@ SchedSnapshot SchedTracer::snapshot()
 		snap.runq_us.merge(t.runq_us);
 		snap.tasks.push_back(std::move(t));
 	};
-	if (impl_->attach_mode == "tp_btf")
-		for (const auto &[key, v] : impl_->totals_delta())
+	if (impl_->attach_mode == "tp_btf") {
+		// Live threads first: one that exits meanwhile is then in both.
+		auto live = dump_totals(s->links.dump_task_totals);
+		for (const auto &[key, v] : impl_->totals.interval(live, impl_->drain_exited()))
 			add(v);
+	}
 	else
 		for (const struct mcp_sched_task &v : impl_->drain_tasks())
 			add(v);
