@@ -18,6 +18,7 @@ static_assert(MCP_EXEC_QUEUED == MCP_GRAPH_STATE_QUEUED &&
 	      MCP_EXEC_DONE == MCP_GRAPH_STATE_DONE && MCP_EXEC_FAILED == MCP_GRAPH_STATE_FAILED);
 static_assert(sizeof(struct mcp_exec_node) == sizeof(struct mcp_graph_node_status));
 static_assert(MCP_FEATURE_JOB_BATCH == MCP_FEAT_JOB_BATCH);
+static_assert(MCP_RUNTIME_WORKER_BATCH_MAX == MCP_WORKER_READ_MAX);
 
 namespace mcp {
 

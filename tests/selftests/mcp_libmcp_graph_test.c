@@ -672,6 +672,10 @@ TEST(mcpctl_graph_build_show_run_json)
 	EXPECT_NE(NULL, strstr(cli_out, "p50")) TH_LOG("%s", cli_out);
 	EXPECT_NE(NULL, strstr(cli_out, "layernorm"));
 	EXPECT_NE(NULL, strstr(cli_out, "worker"));
+
+	/* one job per read gives the same numbers */
+	EXPECT_EQ(0, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/demo.mgph", "--iterations", "1",
+				"--worker-batch", "1", "--inline")) TH_LOG("%s", cli_out);
 	unlink("/tmp/demo.mgph");
 }
 
@@ -700,6 +704,8 @@ TEST(mcpctl_graph_refuses_a_bad_graph_file)
 	EXPECT_EQ(1, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/no-such-graph")) TH_LOG("%s", cli_out);
 	EXPECT_EQ(2, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/bad.mgph", "--iterations", "0"));
 	EXPECT_EQ(2, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/bad.mgph", "--bind", "noequals"));
+	EXPECT_EQ(2, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/bad.mgph", "--worker-batch", "0"));
+	EXPECT_EQ(2, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/bad.mgph", "--worker-batch", "65"));
 	unlink("/tmp/bad.mgph");
 }
 

@@ -36,6 +36,7 @@ struct GraphArgs {
 	unsigned iterations = 10;
 	unsigned warmup = 1;
 	unsigned workers_per_node = 1;
+	unsigned worker_batch = mcp::RuntimeOptions{}.worker_batch;
 	unsigned timeout_ms = 0;
 	bool check_inline = false;
 	std::vector<std::string> binds;
@@ -371,6 +372,9 @@ int run_graph(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 			throw mcp::Error(EINVAL, "--iterations must be at least 1");
 		if (args.workers_per_node == 0)
 			throw mcp::Error(EINVAL, "--workers-per-node must be at least 1");
+		if (args.worker_batch == 0 || args.worker_batch > MCP_RUNTIME_WORKER_BATCH_MAX)
+			throw mcp::Error(EINVAL, "--worker-batch must be 1 to " +
+						    std::to_string(MCP_RUNTIME_WORKER_BATCH_MAX));
 		for (const std::string &b : args.binds)
 			binds.push_back(split_assignment(b, "--bind"));
 		for (const std::string &o : args.outs)
@@ -384,6 +388,7 @@ int run_graph(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 		OpenContext c = open_context(ctx);
 		mcp::RuntimeOptions ro;
 		ro.workers_per_node = args.workers_per_node;
+		ro.worker_batch = args.worker_batch;
 		mcp::Runtime rt(c.dma, ro);
 		mcp::LoadedGraph g = rt.load(def);
 
@@ -543,6 +548,8 @@ Command add_graph_command(CLI::App &app)
 	args.run->add_option("--out", args.outs, "NAME=FILE: write buffer NAME to FILE after the last run (repeatable)");
 	args.run->add_option("--dev", args.dev, "Context: device index, PCI address or 'host' (default host)");
 	args.run->add_option("--workers-per-node", args.workers_per_node, "Worker threads per NUMA node (default 1)");
+	args.run->add_option("--worker-batch", args.worker_batch,
+			     "Jobs a worker reads at once: a job and the chain after it (1-64, default 32; 1: one per read)");
 	args.run->add_option("--timeout-ms", args.timeout_ms, "Per-execution time-out (default: the module's exec_timeout_ms)");
 	args.run->add_flag("--inline", args.check_inline, "Also run the graph in mcpctl's thread (run_inline) and compare the output buffers");
 	sub->footer("With --json: build prints {\"output\",\"name\",\"encoding\",\"binary_bytes\",\"json_bytes\",\"nodes\"}, "

@@ -45,6 +45,8 @@ struct mcp_runtime_opts {
 
 /* The module's workers read chains of jobs and report them in batches. */
 #define MCP_FEATURE_JOB_BATCH	(UINT64_C(1) << 8)
+/* Largest mcp_runtime_opts.worker_batch (the kernel's MCP_WORKER_READ_MAX). */
+#define MCP_RUNTIME_WORKER_BATCH_MAX	64
 
 /*
  * mcp_runtime_new() - start the workers on @dma (@opts NULL: defaults).
