@@ -221,6 +221,20 @@ void worker_loop(RuntimeState &state, Worker &w, StartGate &gate)
 	w.tid = static_cast<int>(::gettid());
 	pin(w.cpus);
 	int err = register_worker(state.ctx.fd(), w.node, worker_fd);
+	// Before the gate opens, so that workers() shows each one's batch.
+	unsigned batch = err ? 1 : probe_batch(worker_fd, state.batch);
+	std::vector<struct mcp_worker_job> jobs;
+	std::vector<struct mcp_job_report> reports;
+	try {
+		jobs.resize(batch);
+		reports.resize(batch);
+	} catch (const std::bad_alloc &) {
+		if (!err) {
+			::close(worker_fd);
+			err = -ENOMEM;
+		}
+	}
+	w.batch = batch;
 	{
 		std::lock_guard guard(gate.lock);
 		if (err && !gate.error) {
@@ -238,17 +252,6 @@ void worker_loop(RuntimeState &state, Worker &w, StartGate &gate)
 		return;
 	UniqueFd fd(worker_fd);
 	struct pollfd fds[2] = {{fd.get(), POLLIN, 0}, {state.stop.get(), POLLIN, 0}};
-	unsigned batch = probe_batch(fd.get(), state.batch);
-	std::vector<struct mcp_worker_job> jobs;
-	std::vector<struct mcp_job_report> reports;
-	try {
-		jobs.resize(batch);
-		reports.resize(batch);
-	} catch (const std::bad_alloc &) {
-		batch = 1;
-		jobs.resize(1);
-	}
-	w.batch = batch;
 	struct mcp_worker_job &job = jobs[0];
 	// read() first and poll() only when no job is waiting: JOB_DONE often
 	// makes the next job of a chain ready at once, and taking it without
