@@ -3,11 +3,14 @@
 // both encodings, the decoded image against serialize(fixed), the shared
 // case table re-encoded in version 2 (same verdicts as version 1), the
 // table's C encoder against libmcp's, sizes, and hostile compact bytes
-// (every prefix, garbled bytes, huge claimed counts).
+// (every prefix, garbled bytes, huge claimed counts); mcpctl's --encoding.
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
+
+#include <sys/wait.h>
 
 #include <criterion/criterion.h>
 
@@ -271,4 +274,45 @@ Test(graph_compact, encoding_names_and_detection)
 	cr_assert(e.has_value());
 	cr_expect(e->message.find("versions 1 and 2") != std::string::npos, "%s",
 		  e->message.c_str());
+}
+
+// mcpctl graph build --encoding and graph show's encoding and sizes.
+Test(graph_compact, mcpctl_build_and_show_name_the_encoding)
+{
+	const auto run = [](const std::string &args) {
+		const std::string cmd = std::string(MCPCTL_PATH) + " " + args + " 2>&1";
+		std::string out;
+		char buf[4096];
+		FILE *p = popen(cmd.c_str(), "r");
+
+		cr_assert(p != nullptr);
+		while (std::fgets(buf, sizeof(buf), p))
+			out += buf;
+		const int status = pclose(p);
+		return std::pair{WEXITSTATUS(status), out};
+	};
+	const char *compact = "/tmp/mcp-unit-compact.mgph", *fixed = "/tmp/mcp-unit-fixed.mgph";
+
+	auto [rc, out] = run(std::string("graph build --demo attention -o ") + compact);
+	cr_expect_eq(rc, 0, "%s", out.c_str());
+	cr_expect(out.find("2328 bytes binary (compact encoding)") != std::string::npos, "%s",
+		  out.c_str());
+	std::tie(rc, out) =
+		run(std::string("graph build --demo attention --encoding fixed --json -o ") + fixed);
+	cr_expect_eq(rc, 0, "%s", out.c_str());
+	cr_expect(out.find("\"encoding\":\"fixed\",\"binary_bytes\":6184") != std::string::npos,
+		  "%s", out.c_str());
+	std::tie(rc, out) = run(std::string("graph show --json ") + fixed);
+	cr_expect_eq(rc, 0);
+	cr_expect(out.find("\"encoding\":\"fixed\",\"file_bytes\":6184,\"binary_bytes\":2328,"
+			   "\"fixed_bytes\":6184") != std::string::npos,
+		  "%s", out.substr(0, 200).c_str());
+	std::tie(rc, out) = run(std::string("graph show ") + compact);
+	cr_expect_eq(rc, 0);
+	cr_expect(out.find("file: compact encoding, 2328 bytes") != std::string::npos, "%s",
+		  out.substr(0, 300).c_str());
+	std::tie(rc, out) = run("graph build --demo attention --encoding v2 -o /tmp/mcp-unit-x.mgph");
+	cr_expect_eq(rc, 2, "%s", out.c_str());
+	std::remove(compact);
+	std::remove(fixed);
 }
