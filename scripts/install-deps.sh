@@ -24,7 +24,7 @@ packages=(
 	libnl-3-dev libnl-genl-3-dev libdrm-dev
 	libcriterion-dev libcli11-dev nlohmann-json3-dev libfmt-dev libjansson-dev
 	libopenblas-dev
-	dkms sparse pciutils numactl libnuma-dev python3 file openssl
+	dkms sparse pciutils numactl libnuma-dev python3 python3-docutils file openssl
 	linux-source-6.1
 )
 

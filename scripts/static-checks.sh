@@ -72,6 +72,31 @@ versions_agree() {
 	[ "$v" = "$dkms_v" ]
 }
 
+# The reStructuredText in Documentation/ parses without errors (docutils
+# from Debian; Sphinx's toctree is the one directive plain docutils lacks).
+docs_wellformed() {
+	/usr/bin/python3 - Documentation/*.rst <<'EOF'
+import io
+import sys
+
+import docutils.core
+
+bad = 0
+for path in sys.argv[1:]:
+    messages = io.StringIO()
+    with open(path, encoding="utf-8") as f:
+        docutils.core.publish_doctree(
+            f.read(), source_path=path,
+            settings_overrides={"report_level": 3, "halt_level": 5,
+                                "warning_stream": messages})
+    for line in messages.getvalue().splitlines():
+        if ("ERROR/" in line or "SEVERE/" in line) and '"toctree"' not in line:
+            print(line)
+            bad = 1
+sys.exit(bad)
+EOF
+}
+
 tally_run kmod-w1-build w1_build
 tally_run kmod-sparse sparse_build
 for f in kmod/*.c kmod/*.h uapi/linux/mcp.h; do
@@ -83,4 +108,5 @@ tally_run uapi-header-cxx20 uapi_compiles c++ c++20
 tally_run uapi-header-includes uapi_includes
 tally_run sysfs-attributes-documented sysfs_documented
 tally_run versions-agree versions_agree
+tally_run docs-wellformed docs_wellformed
 tally_summary static
