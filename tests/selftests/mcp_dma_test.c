@@ -143,20 +143,6 @@ static void read_fault(char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-/* Waits up to 5 s for a debugfs counter to read want; its last value. */
-static long long counter_settles(const char *name, long long want)
-{
-	long long v = -1;
-
-	for (int i = 0; i < 500; i++) {
-		v = mcp_counter(name);
-		if (v == want)
-			break;
-		usleep(10000);
-	}
-	return v;
-}
-
 static int knob_write(const char *dir, const char *knob, unsigned int val)
 {
 	char path[PATH_MAX], buf[32];
@@ -211,7 +197,7 @@ FIXTURE_TEARDOWN(host)
 		close(self->fd);
 	for (size_t i = 0; i < ARRAY_SIZE(dma_counters); i++) {
 		EXPECT_EQ(self->start[i],
-			  counter_settles(dma_counters[i], self->start[i]))
+			  mcp_counter_settles(dma_counters[i], self->start[i]))
 			TH_LOG("debugfs counter %s", dma_counters[i]);
 	}
 }
@@ -797,7 +783,7 @@ TEST_F(host, close_with_jobs_in_flight)
 		}
 		close(fences[i]);
 	}
-	EXPECT_EQ(0, counter_settles("dma_jobs_in_flight", 0));
+	EXPECT_EQ(0, mcp_counter_settles("dma_jobs_in_flight", 0));
 }
 
 /* A process killed in a synchronous wait: the wait ends, nothing leaks. */
@@ -1098,7 +1084,7 @@ FIXTURE_TEARDOWN(edu)
 		close(self->devfd);
 	if (self->fd >= 0)
 		close(self->fd);
-	EXPECT_EQ(0, counter_settles("dma_jobs_in_flight", 0));
+	EXPECT_EQ(0, mcp_counter_settles("dma_jobs_in_flight", 0));
 }
 
 TEST_F(edu, engine_info_and_knobs)

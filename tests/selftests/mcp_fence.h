@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <linux/sync_file.h>
 
@@ -31,6 +32,15 @@ static inline int fence_wait(int fence, int ms)
 	if (n < 0)
 		return -errno;
 	return n && (p.revents & POLLIN);
+}
+
+/* Waits for the fence and closes it: its status (1 or -errno), or -9999. */
+static inline int fence_finish(int fence, int ms)
+{
+	int ret = fence_wait(fence, ms) == 1 ? fence_status(fence) : -9999;
+
+	close(fence);
+	return ret;
 }
 
 #endif /* MCP_FENCE_TEST_H */

@@ -14,6 +14,7 @@
 #include "mcp_bo.h"
 #include "mcp_dev.h"
 #include "mcp_fence.h"
+#include "mcp_graph.h"
 #include "../graph_cases/mcp_graph_cases.h"
 
 #include <limits.h>
@@ -41,20 +42,6 @@ static int has_graphs(int fd)
 
 	return !mcp_ioctl(fd, MCP_IOC_GET_VERSION, &v) &&
 	       (v.features & MCP_FEAT_GRAPHS);
-}
-
-/* Waits up to 5 s for a debugfs counter to read want; its last value. */
-static long long counter_settles(const char *name, long long want)
-{
-	long long v = -1;
-
-	for (int i = 0; i < 500; i++) {
-		v = mcp_counter(name);
-		if (v == want)
-			break;
-		usleep(10000);
-	}
-	return v;
 }
 
 static int knob_write(const char *knob, long long val)
@@ -187,26 +174,6 @@ static int graph_exec(int fd, struct mcp_graph_exec *e)
 	int ret = mcp_ioctl(fd, MCP_IOC_GRAPH_EXEC, e);
 
 	return ret ? ret : e->out_fence;
-}
-
-static int graph_status(int fd, __u64 exec_id, struct mcp_graph_node_status *nodes,
-			__u32 n, struct mcp_graph_status *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->size = sizeof(*st);
-	st->exec_id = exec_id;
-	st->nodes = (__u64)(uintptr_t)nodes;
-	st->n_nodes = n;
-	return mcp_ioctl(fd, MCP_IOC_GRAPH_STATUS, st);
-}
-
-/* Waits for the fence and closes it: its status (1 or -errno), or -9999. */
-static int fence_finish(int fence, int ms)
-{
-	int ret = fence_wait(fence, ms) == 1 ? fence_status(fence) : -9999;
-
-	close(fence);
-	return ret;
 }
 
 /*
@@ -659,7 +626,7 @@ FIXTURE_TEARDOWN(graph)
 		close(self->fd);
 	for (size_t i = 0; i < ARRAY_SIZE(graph_counters); i++) {
 		EXPECT_EQ(self->start[i],
-			  counter_settles(graph_counters[i], self->start[i]))
+			  mcp_counter_settles(graph_counters[i], self->start[i]))
 			TH_LOG("debugfs counter %s", graph_counters[i]);
 	}
 }
@@ -912,7 +879,7 @@ TEST_F(graph, graphs_die_with_fd)
 	EXPECT_EQ(0, bo_destroy(fd2, bo));
 	EXPECT_EQ(before + 10, mcp_counter("graph_objects"));
 	close(fd2);
-	EXPECT_EQ(before, counter_settles("graph_objects", before));
+	EXPECT_EQ(before, mcp_counter_settles("graph_objects", before));
 }
 
 /* max_nodes: over it is LIMIT; the knobs refuse values over their caps. */
@@ -1764,7 +1731,7 @@ TEST_F_TIMEOUT(graph, worker_fd_bad_arguments, 60)
 	EXPECT_EQ(-ENOENT, mcp_ioctl(wfd, MCP_IOC_JOB_DONE, &d));
 	EXPECT_EQ(1, fence_finish(fence, 5000));
 	close(wfd);
-	EXPECT_EQ(self->start[2], counter_settles("graph_workers", self->start[2]));
+	EXPECT_EQ(self->start[2], mcp_counter_settles("graph_workers", self->start[2]));
 	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
 }
 
@@ -2227,8 +2194,8 @@ FIXTURE_TEARDOWN(edu_graph)
 	}
 	if (self->fd >= 0)
 		close(self->fd);
-	EXPECT_EQ(0, counter_settles("graph_execs_in_flight", 0));
-	EXPECT_EQ(0, counter_settles("dma_jobs_in_flight", 0));
+	EXPECT_EQ(0, mcp_counter_settles("graph_execs_in_flight", 0));
+	EXPECT_EQ(0, mcp_counter_settles("dma_jobs_in_flight", 0));
 }
 
 /*

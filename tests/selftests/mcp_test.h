@@ -144,6 +144,20 @@ static inline long long mcp_counter(const char *name)
 	return -1;
 }
 
+/* Waits up to 5 s for a debugfs counter to read @want; its last value. */
+static inline long long mcp_counter_settles(const char *name, long long want)
+{
+	long long v = -1;
+
+	for (int i = 0; i < 500; i++) {
+		v = mcp_counter(name);
+		if (v == want)
+			break;
+		usleep(10000);
+	}
+	return v;
+}
+
 /* Writes a string to a sysfs file in one write(); 0 or -errno. */
 static inline int mcp_write_file(const char *path, const char *val)
 {

@@ -11,6 +11,7 @@
  */
 #include "mcp_bo.h"
 #include "mcp_fence.h"
+#include "mcp_graph.h"
 #include "../graph_cases/mcp_graph_cases.h"
 
 #include <stdint.h>
@@ -30,20 +31,6 @@ static __u64 now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-/* Waits up to 5 s for a debugfs counter to read want; its last value. */
-static long long counter_settles(const char *name, long long want)
-{
-	long long v = -1;
-
-	for (int i = 0; i < 500; i++) {
-		v = mcp_counter(name);
-		if (v == want)
-			break;
-		usleep(10000);
-	}
-	return v;
 }
 
 /* A new 4 KiB BO (on node, or the caller's: -1): its handle, or 0. */
@@ -83,26 +70,6 @@ static int graph_exec(int fd, __u32 graph, __u32 timeout_ms, __u64 *exec_id)
 
 	*exec_id = e.exec_id;
 	return ret ? ret : e.out_fence;
-}
-
-static int graph_status(int fd, __u64 exec_id, struct mcp_graph_node_status *ns,
-			__u32 n, struct mcp_graph_status *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->size = sizeof(*st);
-	st->exec_id = exec_id;
-	st->nodes = (__u64)(uintptr_t)ns;
-	st->n_nodes = n;
-	return mcp_ioctl(fd, MCP_IOC_GRAPH_STATUS, st);
-}
-
-/* Waits for the fence and closes it: its status (1 or -errno), or -9999. */
-static int fence_finish(int fence, int ms)
-{
-	int ret = fence_wait(fence, ms) == 1 ? fence_status(fence) : -9999;
-
-	close(fence);
-	return ret;
 }
 
 /* A worker fd for node (-1: the caller's), non-blocking; -errno. */
@@ -210,7 +177,7 @@ FIXTURE_TEARDOWN(batch)
 		close(self->fd);
 	for (size_t i = 0; i < ARRAY_SIZE(batch_counters); i++) {
 		EXPECT_EQ(self->start[i],
-			  counter_settles(batch_counters[i], self->start[i]))
+			  mcp_counter_settles(batch_counters[i], self->start[i]))
 			TH_LOG("debugfs counter %s", batch_counters[i]);
 	}
 }
