@@ -1217,7 +1217,8 @@ TEST_F_TIMEOUT(graph, kernel_ops_large, 180)
 /*
  * Running kernel jobs stop between slices: a 1 ms deadline fails the big
  * graph with -ETIMEDOUT, the next execution is fine; closing the fd with
- * one running signals its fence with an error.
+ * one running signals its fence with an error (or success, when the graph
+ * ended before the close), never leaving it pending.
  */
 TEST_F_TIMEOUT(graph, stop_running_kernel_ops, 180)
 {
@@ -1256,8 +1257,14 @@ TEST_F_TIMEOUT(graph, stop_running_kernel_ops, 180)
 	ASSERT_LE(0, fence);
 	close(b.fd);
 	ret = fence_finish(fence, 60000);
-	EXPECT_GT(0, ret) TH_LOG("status %d", ret);
+	/*
+	 * The close races with the graph's end: on a fast host it may finish
+	 * first (1).  What must never happen is a fence left unsignalled.
+	 */
 	EXPECT_NE(-9999, ret) TH_LOG("fence not signalled");
+	EXPECT_TRUE(ret == 1 || ret == -ECANCELED)
+		TH_LOG("status %d", ret);
+	TH_LOG("closed with the graph %s", ret == 1 ? "already finished" : "running");
 }
 
 /* The table's QUANT -> COPY -> TILE16 (I8) -> DEQUANT chain, run. */
