@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -18,7 +19,12 @@
 
 #define MCPCTL(out, ...) MCP_MCPCTL(out, __VA_ARGS__)
 
-/* A child process that spins until killed. */
+/*
+ * A child process that spins until killed, sleeping 1 ms every ~20 ms: top
+ * counts on-CPU time when a thread is switched out, and a lone spinner on
+ * an otherwise idle vCPU may not be switched out within an interval
+ * (Documentation/observability.rst).
+ */
 static pid_t fork_busy(void)
 {
 	pid_t child = fork();
@@ -26,8 +32,17 @@ static pid_t fork_busy(void)
 	if (child == 0) {
 		volatile unsigned long n = 0;
 
-		for (;;)
-			n++;
+		for (;;) {
+			struct timespec t0, t;
+
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			do {
+				n++;
+				clock_gettime(CLOCK_MONOTONIC, &t);
+			} while ((t.tv_sec - t0.tv_sec) * 1000000000L +
+				 (t.tv_nsec - t0.tv_nsec) < 20000000L);
+			usleep(1000);
+		}
 	}
 	return child;
 }
