@@ -761,9 +761,18 @@ TEST_F_TIMEOUT(place, rebalancer_follows_memory, 90)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 
 	ASSERT_LE(0, migrate_pages(child, sizeof(from) * 8, &from, &to));
-	/* Not within stickiness_ms of the placement. */
+	/*
+	 * Not within stickiness_ms of the placement; checkable only while
+	 * that holds (migrate_pages() can take seconds under emulation).
+	 */
 	msleep(800);
-	EXPECT_TRUE(wait_on_node(&self->t, child, n0, 0));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	moved_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	if (moved_ms < 1500) {
+		EXPECT_TRUE(wait_on_node(&self->t, child, n0, 0));
+	} else {
+		TH_LOG("stickiness not checked: %ld ms had passed", moved_ms);
+	}
 	/* Then it follows its memory. */
 	EXPECT_TRUE(wait_on_node(&self->t, child, n1, 20000));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
