@@ -12,14 +12,7 @@
 
 #include <mcp/graph.hpp>
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wshadow"
-#pragma GCC diagnostic ignored "-Wconversion"
-#pragma GCC diagnostic ignored "-Wsign-conversion"
-#pragma GCC diagnostic ignored "-Wold-style-cast"
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-#include "../graph_cases/mcp_graph_cases.h"
-#pragma GCC diagnostic pop
+#include "graph_cases.hpp"
 
 namespace {
 
