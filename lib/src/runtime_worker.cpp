@@ -23,28 +23,6 @@
 
 namespace mcp::detail {
 
-void HandleRegistry::add(std::uint32_t handle, std::span<std::byte> memory)
-{
-	std::unique_lock guard(lock_);
-
-	map_[handle] = memory;
-}
-
-void HandleRegistry::remove(std::uint32_t handle) noexcept
-{
-	std::unique_lock guard(lock_);
-
-	map_.erase(handle);
-}
-
-std::span<std::byte> HandleRegistry::find(std::uint32_t handle) const
-{
-	std::shared_lock guard(lock_);
-	auto it = map_.find(handle);
-
-	return it == map_.end() ? std::span<std::byte>() : it->second;
-}
-
 OpTensor resolve(const HandleRegistry &registry, const struct mcp_worker_tensor &t, int &err)
 {
 	OpTensor o;
