@@ -56,6 +56,21 @@ bool copy_args_ok(const struct mcp_dma *dma, const struct mcp_buffer *src,
 
 } // namespace
 
+void mcp::detail::put_buffer_info(const BufferInfo &i, struct mcp_buffer_info *info) noexcept
+{
+	const std::uint32_t size = info->size;
+
+	std::memset(info, 0, sizeof(*info));
+	info->size = size;
+	info->handle = i.handle;
+	info->kind = static_cast<std::uint32_t>(i.kind);
+	info->flags = i.flags;
+	info->length = i.length;
+	info->node = i.node;
+	info->mappable = i.mmap_offset.has_value() || i.kind != BufferKind::kernel;
+	info->jobs = i.jobs;
+}
+
 extern "C" {
 
 int mcp_dma_open_host(struct mcp_device *dev, struct mcp_dma **out)
@@ -177,20 +192,7 @@ int mcp_buffer_get_info(const struct mcp_buffer *buf, struct mcp_buffer_info *in
 {
 	if (!buf || !info || info->size < sizeof(*info))
 		return dma_fail(EINVAL, "mcp_buffer_get_info: buf or info is NULL, or info->size is too small");
-	return dma_guard([&] {
-		mcp::BufferInfo i = buf->buf.info();
-		const std::uint32_t size = info->size;
-
-		std::memset(info, 0, sizeof(*info));
-		info->size = size;
-		info->handle = i.handle;
-		info->kind = static_cast<std::uint32_t>(i.kind);
-		info->flags = i.flags;
-		info->length = i.length;
-		info->node = i.node;
-		info->mappable = i.mmap_offset.has_value() || i.kind != mcp::BufferKind::kernel;
-		info->jobs = i.jobs;
-	});
+	return dma_guard([&] { mcp::detail::put_buffer_info(buf->buf.info(), info); });
 }
 
 int mcp_buffer_data(struct mcp_buffer *buf, void **data)

@@ -117,8 +117,23 @@ uint32_t mcp_runtime_worker_count(const struct mcp_runtime *rt)
 int mcp_runtime_load(struct mcp_runtime *rt, const struct mcp_graph_def *graph,
 		     struct mcp_loaded_graph **out, struct mcp_graph_invalid *err)
 {
+	return mcp_runtime_load_opts(rt, graph, nullptr, out, err);
+}
+
+int mcp_runtime_load_opts(struct mcp_runtime *rt, const struct mcp_graph_def *graph,
+			  const struct mcp_load_opts *opts, struct mcp_loaded_graph **out,
+			  struct mcp_graph_invalid *err)
+{
 	if (!rt || !graph || !out)
 		return rt_fail(EINVAL, "mcp_runtime_load: rt, graph or out is NULL");
+	if (opts && (opts->size < sizeof(*opts) || (opts->flags & ~MCP_LOAD_NODE) ||
+		     (opts->n_buffer_nodes && !opts->buffer_nodes)))
+		return rt_fail(EINVAL, "mcp_runtime_load_opts: opts->size is too small, opts->flags "
+				       "has unknown bits, or buffer_nodes is NULL with n_buffer_nodes > 0");
+	for (uint32_t i = 0; opts && i < opts->n_buffer_nodes; i++)
+		if (!opts->buffer_nodes[i].name || opts->buffer_nodes[i].reserved)
+			return rt_fail(EINVAL, "mcp_runtime_load_opts: a buffer_nodes entry has no "
+					       "name or a non-zero reserved field");
 	if (err && err->size >= sizeof(*err)) {
 		err->reason = MCP_GRAPH_ERROR_NONE;
 		err->kind = 0;
@@ -127,8 +142,13 @@ int mcp_runtime_load(struct mcp_runtime *rt, const struct mcp_graph_def *graph,
 	}
 	return rt_guard(
 		[&] {
+			mcp::LoadOptions o;
+			if (opts && (opts->flags & MCP_LOAD_NODE))
+				o.node = opts->node;
+			for (uint32_t i = 0; opts && i < opts->n_buffer_nodes; i++)
+				o.buffer_nodes[opts->buffer_nodes[i].name] = opts->buffer_nodes[i].node;
 			auto handle = std::make_unique<mcp_loaded_graph>();
-			handle->graph = rt->rt.load(graph_def(graph));
+			handle->graph = rt->rt.load(graph_def(graph), o);
 			*out = handle.release();
 		},
 		err);
@@ -154,6 +174,15 @@ int mcp_loaded_graph_buffer(struct mcp_loaded_graph *lg, uint32_t index, void **
 		*data = b.data().data();
 		*len = lg->graph.def().buffers[index].length;
 	});
+}
+
+int mcp_loaded_graph_buffer_info(struct mcp_loaded_graph *lg, uint32_t index,
+				 struct mcp_buffer_info *info)
+{
+	if (!lg || !info || info->size < sizeof(*info))
+		return rt_fail(EINVAL, "mcp_loaded_graph_buffer_info: lg or info is NULL, or "
+				       "info->size is too small");
+	return rt_guard([&] { mcp::detail::put_buffer_info(lg->graph.buffer(index).info(), info); });
 }
 
 int mcp_loaded_graph_buffer_by_name(struct mcp_loaded_graph *lg, const char *name, void **data,
@@ -214,6 +243,15 @@ int mcp_runtime_status(struct mcp_runtime *rt, uint64_t exec_id, struct mcp_exec
 				    n.worker_tid, n.start_ns, n.end_ns};
 		}
 	});
+}
+
+std::uint32_t mcp_runtime_test_registry_size(const struct mcp_runtime *rt, std::uint32_t *pending)
+{
+	const mcp::detail::RuntimeState *state = rt ? mcp::detail::RuntimeAccess::state(rt->rt) : nullptr;
+
+	if (pending)
+		*pending = state ? static_cast<std::uint32_t>(state->registry.pending()) : 0;
+	return state ? static_cast<std::uint32_t>(state->registry.size()) : 0;
 }
 
 int mcp_runtime_run_inline(const struct mcp_graph_def *graph, void *const *buffers,

@@ -45,6 +45,9 @@ std::string job_error_message(int errnum, std::string_view context, std::string_
 // MCP_BO_* of @options.
 std::uint32_t bo_create_flags(const BufferOptions &options) noexcept;
 
+// @i into C struct @info (whose size the caller checked; kept).
+void put_buffer_info(const BufferInfo &i, struct mcp_buffer_info *info) noexcept;
+
 EngineInfo decode_engine_info(const struct mcp_engine_info &raw);
 BufferInfo decode_buffer_info(const struct mcp_bo_info &raw);
 

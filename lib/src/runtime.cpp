@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include <fcntl.h>
 #include <sys/ioctl.h>
 
 #include "runtime_internal.hpp"
@@ -76,6 +77,87 @@ detail::RuntimeState &require(const std::shared_ptr<detail::RuntimeState> &state
 		throw Error(EBADF, "the runtime is not running (moved from)");
 	return *state;
 }
+
+// "0, 1" or "0 (2 has no memory)": the nodes a buffer may be placed on.
+std::string memory_nodes_text(const Topology &topo)
+{
+	std::string s;
+
+	for (const Node &n : topo.nodes())
+		if (n.mem_total_bytes)
+			s += (s.empty() ? "" : ", ") + std::to_string(n.id);
+	return s.empty() ? "none" : s;
+}
+
+void require_memory_node(const Topology &topo, int node, const std::string &what)
+{
+	const Node *n = node >= 0 ? topo.find(static_cast<unsigned>(node)) : nullptr;
+
+	if (n && n->mem_total_bytes)
+		return;
+	throw Error(EINVAL, what + ": node " + std::to_string(node) +
+				    (n ? " has no memory" : " is not an online NUMA node") +
+				    "; buffers can go on node " + memory_nodes_text(topo) +
+				    " ('mcpctl info' lists them)");
+}
+
+// The node of each of @def's buffers by @options, -1 for the context's
+// default; throws for a node without memory or an unknown buffer name.
+std::vector<int> buffer_nodes(const GraphDef &def, const LoadOptions &options, const Dma &ctx)
+{
+	std::vector<int> nodes(def.buffers.size(), options.node);
+
+	if (options.node == -1 && options.buffer_nodes.empty())
+		return nodes;
+	Topology topo = context_topology(ctx);
+	if (options.node != -1)
+		require_memory_node(topo, options.node, "loading graph '" + def.name + "'");
+	for (const auto &[name, node] : options.buffer_nodes) {
+		std::optional<std::uint32_t> index = def.find_buffer(name);
+		if (!index)
+			throw Error(ENOENT, "loading graph '" + def.name + "': it has no buffer named '" +
+						    name + "' to place on node " + std::to_string(node));
+		if (node != -1)
+			require_memory_node(topo, node, "loading graph '" + def.name + "', buffer '" +
+								 name + "'");
+		nodes[*index] = node;
+	}
+	return nodes;
+}
+
+// The bindings of one execution in the registry: released on destruction
+// unless release_after() handed them to the execution's fence.
+class BindingHold {
+public:
+	explicit BindingHold(detail::HandleRegistry &registry) noexcept : registry_(registry) {}
+	BindingHold(const BindingHold &) = delete;
+	BindingHold &operator=(const BindingHold &) = delete;
+	~BindingHold()
+	{
+		for (std::uint32_t h : handles_)
+			registry_.release(h);
+	}
+
+	void acquire(std::uint32_t handle, std::span<std::byte> memory)
+	{
+		handles_.reserve(handles_.size() + 1);
+		registry_.acquire(handle, memory);
+		handles_.push_back(handle);
+	}
+	// Without a duplicate of the fence (EMFILE) the handles stay
+	// registered for the runtime's life: never released under a job.
+	void release_after(const Fence &fence)
+	{
+		UniqueFd dup(::fcntl(fence.fd(), F_DUPFD_CLOEXEC, 0));
+
+		registry_.release_after(std::move(dup), std::move(handles_));
+		handles_.clear();
+	}
+
+private:
+	detail::HandleRegistry &registry_;
+	std::vector<std::uint32_t> handles_;
+};
 
 DType init_dtype(const GraphInit &init) noexcept
 {
@@ -193,9 +275,11 @@ void LoadedGraph::reset() noexcept
 		arg.handle = handle_;
 		(void)::ioctl(state_->ctx.fd(), MCP_IOC_GRAPH_DESTROY, &arg);
 	}
+	// Out of the registry before the buffers unmap: a job of an
+	// execution still in flight fails with ENOENT instead of touching them.
 	if (state_)
 		for (const Buffer &b : buffers_)
-			state_->registry.remove(b.handle());
+			state_->registry.release(b.handle());
 	buffers_.clear();
 	handle_ = 0;
 	state_.reset();
@@ -292,9 +376,10 @@ std::vector<WorkerInfo> Runtime::workers() const
 	return out;
 }
 
-LoadedGraph Runtime::load(const GraphDef &def)
+LoadedGraph Runtime::load(const GraphDef &def, const LoadOptions &options)
 {
 	detail::RuntimeState &state = require(state_);
+	const std::vector<int> nodes = buffer_nodes(def, options, state.ctx);
 	// A kernel without MCP_FEAT_GRAPH_COMPACT reads only the fixed encoding.
 	// GET_VERSION answers on /dev/mcp only (ENOTTY on a device fd): a
 	// device context sends the fixed encoding, which every kernel reads.
@@ -308,14 +393,18 @@ LoadedGraph Runtime::load(const GraphDef &def)
 	g.state_ = state_;
 	g.def_ = def;
 	std::vector<std::uint32_t> handles;
-	for (const GraphBuffer &b : def.buffers) {
-		Buffer buf = Buffer::create(state.ctx, b.length);
+	for (std::size_t i = 0; i < def.buffers.size(); i++) {
+		const GraphBuffer &b = def.buffers[i];
+		BufferOptions placement;
+		if (nodes[i] != -1)
+			placement.node = nodes[i];
+		Buffer buf = Buffer::create(state.ctx, b.length, placement);
 		std::span<std::byte> memory = buf.data();
 		if (b.init)
 			fill(*b.init, init_dtype(*b.init), memory.first(b.length));
 		handles.push_back(buf.handle());
-		state.registry.add(buf.handle(), memory);
 		g.buffers_.push_back(std::move(buf));
+		state.registry.acquire(handles.back(), memory);
 	}
 	struct mcp_graph_create arg = {};
 	arg.size = sizeof(arg);
@@ -346,6 +435,7 @@ Execution Runtime::execute(LoadedGraph &graph, std::span<const GraphBinding> bin
 		throw Error(EINVAL, "the graph is not loaded");
 	if (graph.state_ != state_)
 		throw Error(EINVAL, "the graph was loaded by another runtime");
+	state.registry.release_ended();
 	for (const GraphBinding &b : bindings) {
 		if (!b.with || !*b.with)
 			throw Error(EINVAL, "binding of buffer " + std::to_string(b.buffer) +
@@ -353,9 +443,12 @@ Execution Runtime::execute(LoadedGraph &graph, std::span<const GraphBinding> bin
 		if (b.with->context().fd() != state.ctx.fd())
 			throw Error(EINVAL, "binding of buffer " + std::to_string(b.buffer) +
 						    " is a buffer of another context");
-		state.registry.add(b.with->handle(), b.with->data());
 		raw.push_back({b.buffer, b.with->handle()});
 	}
+	// The bound memory is registered until the execution has ended.
+	BindingHold hold(state.registry);
+	for (const GraphBinding &b : bindings)
+		hold.acquire(b.with->handle(), b.with->data());
 	struct mcp_graph_exec arg = {};
 	arg.size = sizeof(arg);
 	arg.graph = graph.handle();
@@ -376,12 +469,15 @@ Execution Runtime::execute(LoadedGraph &graph, std::span<const GraphBinding> bin
 				"shorter than the graph's)";
 		throw Error(err, detail::runtime_error_message(err, state.ctx.name(), what));
 	}
-	return {arg.exec_id, Fence(UniqueFd(arg.out_fence))};
+	Fence fence{UniqueFd(arg.out_fence)};
+	hold.release_after(fence);
+	return {arg.exec_id, std::move(fence)};
 }
 
 ExecStatus Runtime::status(std::uint64_t exec_id) const
 {
 	detail::RuntimeState &state = require(state_);
+	state.registry.release_ended();
 	std::vector<struct mcp_graph_node_status> nodes(std::max<std::uint32_t>(state.status_nodes, 1));
 	struct mcp_graph_status arg = {};
 

@@ -24,17 +24,48 @@
 namespace mcp::detail {
 
 // Where the memory of each BO handle of the context is mapped in this
-// process: the workers resolve a job's tensors through it.
+// process: the workers resolve a job's tensors through it.  An entry lives
+// while it may be used: a graph's buffers until the LoadedGraph goes, a
+// binding until the execution that used it has ended.  Counted, since one
+// Buffer may be bound to several executions in flight.
 class HandleRegistry {
 public:
-	void add(std::uint32_t handle, std::span<std::byte> memory);
-	void remove(std::uint32_t handle) noexcept;
+	HandleRegistry() = default;
+	HandleRegistry(const HandleRegistry &) = delete;
+	HandleRegistry &operator=(const HandleRegistry &) = delete;
+
+	// One more user of @handle, mapped at @memory.  Other memory for a
+	// known handle replaces it: the kernel reused the handle of a
+	// destroyed buffer.
+	void acquire(std::uint32_t handle, std::span<std::byte> memory);
+	// One user fewer; the entry goes with the last.
+	void release(std::uint32_t handle) noexcept;
+	// Releases @handles (acquired) once @fence, an execution's out-fence
+	// (a duplicate, owned), is readable; an invalid @fence keeps them
+	// until the registry goes.
+	void release_after(UniqueFd fence, std::vector<std::uint32_t> handles);
+	// Releases the handles of every execution whose fence is readable.
+	void release_ended() noexcept;
 	// The memory of @handle, empty when unknown.
 	std::span<std::byte> find(std::uint32_t handle) const;
+	// Handles known, executions waited for (for the tests).
+	std::size_t size() const;
+	std::size_t pending() const;
 
 private:
+	struct Entry {
+		std::span<std::byte> memory;
+		unsigned users = 0;
+	};
+	struct Pending {
+		UniqueFd fence;
+		std::vector<std::uint32_t> handles;
+	};
+
 	mutable std::shared_mutex lock_;
-	std::unordered_map<std::uint32_t, std::span<std::byte>> map_;
+	std::unordered_map<std::uint32_t, Entry> map_;
+	mutable std::mutex pending_lock_;	// taken before lock_
+	std::vector<Pending> pending_;
 };
 
 // One worker thread and what it did.
@@ -66,6 +97,11 @@ struct RuntimeState {
 	void stop_workers() noexcept;
 };
 
+// The state of a Runtime, for the test hook below.
+struct RuntimeAccess {
+	static const RuntimeState *state(const Runtime &rt) noexcept { return rt.state_.get(); }
+};
+
 // Tensor @t of a job resolved through @registry: @err is -ENOENT for an
 // unknown handle, -EINVAL for a tensor past its BO's mapped end.
 OpTensor resolve(const HandleRegistry &registry, const struct mcp_worker_tensor &t, int &err);
@@ -80,5 +116,12 @@ std::string runtime_error_message(int errnum, std::string_view context, std::str
 std::string node_label(const GraphDef &def, std::uint32_t index);
 
 } // namespace mcp::detail
+
+// Test hook, in no installed header and not a stable interface: the
+// handles in @rt's registry (0 for NULL) and, in *@pending (NULL: not
+// wanted), the executions whose bindings wait for their fence.  Exported
+// for the VM selftests, which link the shared library.
+extern "C" MCP_EXPORT std::uint32_t mcp_runtime_test_registry_size(const struct mcp_runtime *rt,
+								   std::uint32_t *pending);
 
 #endif // MCP_SRC_RUNTIME_INTERNAL_HPP

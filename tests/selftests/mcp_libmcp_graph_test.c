@@ -584,6 +584,247 @@ TEST(runtime_on_a_device_context_copies_through_its_dma_engine)
 	mcp_graph_free(def);
 }
 
+/* ---- the handle registry ---- */
+
+/* libmcp's test hook (lib/src/runtime_internal.hpp), in no installed header. */
+uint32_t mcp_runtime_test_registry_size(const struct mcp_runtime *rt, uint32_t *pending);
+
+/*
+ * Executions with fresh binding buffers leave the runtime's handle
+ * registry as it was once they ended: sequentially (each buffer freed and
+ * its handle free for the next), and four in flight at once, all reading
+ * one input buffer.
+ */
+TEST_F(graph, fresh_bindings_leave_the_handle_registry_as_it_was)
+{
+	const uint32_t n = 256;
+	struct mcp_graph_def *def = diamond(_metadata, n);
+	struct mcp_loaded_graph *lg = NULL;
+	struct mcp_buffer *in = NULL, *out[4] = { 0 };
+	struct mcp_fence *fence[4] = { 0 };
+	struct mcp_exec_status st;
+	uint32_t base, pending = 99, size;
+	uint64_t ids[4];
+	float *pin, *pout;
+	int k, job_error;
+
+	ASSERT_NE(NULL, def);
+	ASSERT_EQ(0, mcp_runtime_load(self->rt, def, &lg, NULL)) TH_LOG("%s", mcp_strerror_last());
+	base = mcp_runtime_test_registry_size(self->rt, &pending);
+	EXPECT_EQ(3, base) TH_LOG("the graph's three buffers");
+	EXPECT_EQ(0, pending);
+	for (k = 0; k < 20; k++) {
+		struct mcp_graph_bind binds[2] = { { .buffer = 0 }, { .buffer = 2 } };
+
+		ASSERT_EQ(0, mcp_buffer_create(self->host, n * sizeof(float), 0, 0, &in));
+		ASSERT_EQ(0, mcp_buffer_create(self->host, n * sizeof(float), 0, 0, &out[0]));
+		ASSERT_EQ(0, mcp_buffer_data(in, (void **)&pin));
+		ASSERT_EQ(0, mcp_buffer_data(out[0], (void **)&pout));
+		fill_input(pin, n, (float)k);
+		binds[0].with = in;
+		binds[1].with = out[0];
+		ASSERT_EQ(0, exec_wait(_metadata, self->rt, lg, binds, 2, &st, NULL, 0));
+		EXPECT_EQ(MCP_EXEC_DONE, st.state);
+		/* a reused handle resolved to this iteration's memory */
+		EXPECT_LE(diamond_error(pin, pout, n), DIAMOND_TOLERANCE) TH_LOG("iteration %d", k);
+		EXPECT_EQ(base, mcp_runtime_test_registry_size(self->rt, &pending)) TH_LOG("iteration %d", k);
+		EXPECT_EQ(0, pending);
+		mcp_buffer_free(in);
+		mcp_buffer_free(out[0]);
+	}
+
+	ASSERT_EQ(0, mcp_buffer_create(self->host, n * sizeof(float), 0, 0, &in));
+	ASSERT_EQ(0, mcp_buffer_data(in, (void **)&pin));
+	fill_input(pin, n, 0.5f);
+	for (k = 0; k < 4; k++) {
+		struct mcp_graph_bind binds[2] = { { .buffer = 0, .with = in }, { .buffer = 2 } };
+
+		ASSERT_EQ(0, mcp_buffer_create(self->host, n * sizeof(float), 0, 0, &out[k]));
+		binds[1].with = out[k];
+		ASSERT_EQ(0, mcp_runtime_execute(self->rt, lg, binds, 2, NULL, &ids[k], &fence[k]))
+			TH_LOG("%s", mcp_strerror_last());
+	}
+	/* at most the shared input and four outputs more, never fewer than the graph's */
+	size = mcp_runtime_test_registry_size(self->rt, &pending);
+	EXPECT_LE(base, size);
+	EXPECT_GE(base + 5, size);
+	EXPECT_GE(4, pending);
+	for (k = 0; k < 4; k++) {
+		job_error = -1;
+		EXPECT_EQ(0, mcp_fence_wait(fence[k], WAIT_NS, &job_error)) TH_LOG("%s", mcp_strerror_last());
+		EXPECT_EQ(0, job_error);
+		mcp_fence_free(fence[k]);
+	}
+	st.size = sizeof(st);
+	ASSERT_EQ(0, mcp_runtime_status(self->rt, ids[3], &st, NULL, 0));
+	EXPECT_EQ(MCP_EXEC_DONE, st.state);
+	EXPECT_EQ(base, mcp_runtime_test_registry_size(self->rt, &pending));
+	EXPECT_EQ(0, pending);
+	for (k = 0; k < 4; k++) {
+		ASSERT_EQ(0, mcp_buffer_data(out[k], (void **)&pout));
+		EXPECT_LE(diamond_error(pin, pout, n), DIAMOND_TOLERANCE) TH_LOG("execution %d", k);
+		mcp_buffer_free(out[k]);
+	}
+	mcp_buffer_free(in);
+	/* the graph's own entries go with it */
+	mcp_loaded_graph_free(lg);
+	EXPECT_EQ(0, mcp_runtime_test_registry_size(self->rt, NULL));
+	mcp_graph_free(def);
+}
+
+/* ---- buffer placement at load ---- */
+
+/* The online node ids, ascending; their count. */
+static unsigned int online_nodes(struct __test_metadata *_metadata, struct mcp_device *dev,
+				 unsigned int *ids, unsigned int cap)
+{
+	struct mcp_topo *topo = NULL;
+	unsigned int i, n;
+
+	EXPECT_EQ(0, mcp_topo_get(dev, &topo)) TH_LOG("%s", mcp_strerror_last());
+	n = mcp_topo_nr_nodes(topo);
+	for (i = 0; i < n && i < cap; i++)
+		EXPECT_EQ(0, mcp_topo_node_id(topo, i, &ids[i]));
+	mcp_topo_free(topo);
+	return n < cap ? n : cap;
+}
+
+/* Every buffer of @lg on node @node (MCP_IOC_BO_INFO). */
+static void expect_buffers_on(struct __test_metadata *_metadata, struct mcp_loaded_graph *lg,
+			      uint32_t n_buffers, int node)
+{
+	uint32_t i;
+
+	for (i = 0; i < n_buffers; i++) {
+		struct mcp_buffer_info info = { .size = sizeof(info) };
+
+		ASSERT_EQ(0, mcp_loaded_graph_buffer_info(lg, i, &info)) TH_LOG("%s", mcp_strerror_last());
+		EXPECT_EQ(node, info.node) TH_LOG("buffer %u", i);
+	}
+}
+
+/*
+ * Buffers loaded on a node put the graph's worker jobs there: every node
+ * in turn (jobs go to the worker on the node holding their input bytes).
+ */
+TEST_F(graph, load_on_a_node_runs_the_worker_jobs_there)
+{
+	const uint32_t n = 1000;
+	struct mcp_graph_def *def = diamond(_metadata, n);
+	struct mcp_exec_node nodes[3];
+	struct mcp_exec_status st;
+	unsigned int ids[8], nr, k, j;
+	float *in, *out;
+	uint64_t len;
+
+	ASSERT_NE(NULL, def);
+	nr = online_nodes(_metadata, self->dev, ids, 8);
+	if (nr < 2)
+		SKIP(return, "one NUMA node: nothing to choose from");
+	for (k = 0; k < nr; k++) {
+		struct mcp_load_opts lo = {
+			.size = sizeof(lo), .flags = MCP_LOAD_NODE, .node = (int32_t)ids[k],
+		};
+		struct mcp_loaded_graph *lg = NULL;
+
+		ASSERT_EQ(0, mcp_runtime_load_opts(self->rt, def, &lo, &lg, NULL))
+			TH_LOG("node %u: %s", ids[k], mcp_strerror_last());
+		expect_buffers_on(_metadata, lg, 3, (int)ids[k]);
+		ASSERT_EQ(0, mcp_loaded_graph_buffer(lg, 0, (void **)&in, &len));
+		fill_input(in, n, (float)k);
+		ASSERT_EQ(0, exec_wait(_metadata, self->rt, lg, NULL, 0, &st, nodes, 3));
+		EXPECT_EQ(MCP_EXEC_DONE, st.state);
+		for (j = 0; j < 3; j++) {
+			EXPECT_EQ(MCP_GRAPH_CLASS_WORKER, nodes[j].engine);
+			EXPECT_EQ((int32_t)ids[k], nodes[j].numa_node)
+				TH_LOG("graph node %u with its buffers on node %u", j, ids[k]);
+		}
+		ASSERT_EQ(0, mcp_loaded_graph_buffer(lg, 2, (void **)&out, &len));
+		EXPECT_LE(diamond_error(in, out, n), DIAMOND_TOLERANCE);
+		mcp_loaded_graph_free(lg);
+	}
+	mcp_graph_free(def);
+}
+
+/*
+ * One buffer placed apart: relu and gelu read "in" (the last node), add
+ * reads "mid" (the first node); so they run.
+ */
+TEST_F(graph, load_places_a_buffer_by_name)
+{
+	const uint32_t n = 1000;
+	struct mcp_graph_def *def = diamond(_metadata, n);
+	struct mcp_loaded_graph *lg = NULL;
+	struct mcp_buffer_info info = { .size = sizeof(info) };
+	struct mcp_exec_node nodes[3];
+	struct mcp_exec_status st;
+	unsigned int ids[8], nr;
+	struct mcp_load_buffer_node apart = { .name = "in" };
+	struct mcp_load_opts lo = {
+		.size = sizeof(lo), .flags = MCP_LOAD_NODE, .n_buffer_nodes = 1,
+		.buffer_nodes = &apart,
+	};
+
+	ASSERT_NE(NULL, def);
+	nr = online_nodes(_metadata, self->dev, ids, 8);
+	if (nr < 2)
+		SKIP(return, "one NUMA node: nothing to choose from");
+	lo.node = (int32_t)ids[0];
+	apart.node = (int32_t)ids[nr - 1];
+	ASSERT_EQ(0, mcp_runtime_load_opts(self->rt, def, &lo, &lg, NULL)) TH_LOG("%s", mcp_strerror_last());
+	ASSERT_EQ(0, mcp_loaded_graph_buffer_info(lg, 0, &info));
+	EXPECT_EQ(apart.node, info.node);
+	ASSERT_EQ(0, mcp_loaded_graph_buffer_info(lg, 1, &info));
+	EXPECT_EQ(lo.node, info.node);
+	ASSERT_EQ(0, exec_wait(_metadata, self->rt, lg, NULL, 0, &st, nodes, 3));
+	EXPECT_EQ(MCP_EXEC_DONE, st.state);
+	EXPECT_EQ(apart.node, nodes[0].numa_node);
+	EXPECT_EQ(apart.node, nodes[1].numa_node);
+	EXPECT_EQ(lo.node, nodes[2].numa_node);
+	mcp_loaded_graph_free(lg);
+	mcp_graph_free(def);
+}
+
+TEST_F(graph, load_refuses_bad_placement)
+{
+	struct mcp_graph_def *def = diamond(_metadata, 64);
+	struct mcp_loaded_graph *lg = NULL;
+	struct mcp_load_buffer_node entry = { .name = "no_such_buffer", .node = 0 };
+	struct mcp_load_opts lo = { .size = sizeof(lo), .flags = MCP_LOAD_NODE, .node = 64 };
+
+	ASSERT_NE(NULL, def);
+	EXPECT_EQ(-EINVAL, mcp_runtime_load_opts(self->rt, def, &lo, &lg, NULL));
+	EXPECT_NE(NULL, strstr(mcp_strerror_last(), "node 64 is not an online NUMA node"))
+		TH_LOG("%s", mcp_strerror_last());
+	EXPECT_NE(NULL, strstr(mcp_strerror_last(), "buffers can go on node 0"))
+		TH_LOG("%s", mcp_strerror_last());
+	lo.node = -2;
+	EXPECT_EQ(-EINVAL, mcp_runtime_load_opts(self->rt, def, &lo, &lg, NULL));
+	lo.node = 0;
+	lo.flags = 1U << 7;
+	EXPECT_EQ(-EINVAL, mcp_runtime_load_opts(self->rt, def, &lo, &lg, NULL));
+	lo.flags = 0;
+	lo.size = sizeof(lo) - 1;
+	EXPECT_EQ(-EINVAL, mcp_runtime_load_opts(self->rt, def, &lo, &lg, NULL));
+	lo.size = sizeof(lo);
+	lo.n_buffer_nodes = 1;
+	EXPECT_EQ(-EINVAL, mcp_runtime_load_opts(self->rt, def, &lo, &lg, NULL));
+	lo.buffer_nodes = &entry;
+	EXPECT_EQ(-ENOENT, mcp_runtime_load_opts(self->rt, def, &lo, &lg, NULL));
+	EXPECT_NE(NULL, strstr(mcp_strerror_last(), "no_such_buffer")) TH_LOG("%s", mcp_strerror_last());
+	entry.name = "mid";
+	entry.node = 64;
+	EXPECT_EQ(-EINVAL, mcp_runtime_load_opts(self->rt, def, &lo, &lg, NULL));
+	EXPECT_NE(NULL, strstr(mcp_strerror_last(), "buffer 'mid'")) TH_LOG("%s", mcp_strerror_last());
+	EXPECT_EQ(NULL, lg);
+	/* without MCP_LOAD_NODE, node is ignored: the default placement */
+	lo.n_buffer_nodes = 0;
+	lo.node = 64;
+	ASSERT_EQ(0, mcp_runtime_load_opts(self->rt, def, &lo, &lg, NULL)) TH_LOG("%s", mcp_strerror_last());
+	mcp_loaded_graph_free(lg);
+	mcp_graph_free(def);
+}
+
 /* ---- mcpctl graph ---- */
 
 static char cli_out[1 << 20];
@@ -677,6 +918,53 @@ TEST(mcpctl_graph_build_show_run_json)
 	EXPECT_EQ(0, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/demo.mgph", "--iterations", "1",
 				"--worker-batch", "1", "--inline")) TH_LOG("%s", cli_out);
 	unlink("/tmp/demo.mgph");
+}
+
+/* graph run --node N: the buffers and the worker nodes on N. */
+TEST(mcpctl_graph_run_on_a_node)
+{
+	json_t *doc, *nodes, *node, *buffers, *b;
+	int target = -1;
+	size_t i;
+
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	if (access("/sys/devices/system/node/node1", F_OK))
+		SKIP(return, "no NUMA node 1");
+	ASSERT_EQ(0, MCP_MCPCTL(cli_out, "graph", "build", "--demo", "attention", "-o",
+				"/tmp/demo-node.mgph")) TH_LOG("%s", cli_out);
+	ASSERT_EQ(0, MCP_MCPCTL(cli_out, "-j", "graph", "run", "/tmp/demo-node.mgph", "--node",
+				"1", "--iterations", "1", "--warmup", "0")) TH_LOG("%s", cli_out);
+	doc = parse_json(_metadata, cli_out);
+	ASSERT_NE(NULL, doc);
+	EXPECT_EQ(1, json_integer_value(json_object_get(doc, "node_asked")));
+	buffers = json_object_get(doc, "buffers");
+	EXPECT_LT(0, json_array_size(buffers));
+	json_array_foreach(buffers, i, b) {
+		EXPECT_TRUE(HAS_KEYS(b, "index", "name", "node"));
+		EXPECT_EQ(1, json_integer_value(json_object_get(b, "node"))) TH_LOG("buffer %zu", i);
+	}
+	nodes = json_object_get(doc, "nodes");
+	EXPECT_EQ(36, json_array_size(nodes));
+	json_array_foreach(nodes, i, node) {
+		if (strcmp(json_string_value(json_object_get(node, "engine")) ?: "", "worker"))
+			continue;
+		target = (int)json_integer_value(json_object_get(node, "numa_node"));
+		EXPECT_EQ(1, target) TH_LOG("node %zu", i);
+	}
+	EXPECT_EQ(1, target) TH_LOG("no worker node in the demo");
+	json_decref(doc);
+
+	/* the text form says where the buffers are */
+	ASSERT_EQ(0, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/demo-node.mgph", "--node", "1",
+				"--iterations", "1", "--warmup", "0")) TH_LOG("%s", cli_out);
+	EXPECT_NE(NULL, strstr(cli_out, "on node 1 (asked node 1)")) TH_LOG("%s", cli_out);
+
+	/* a node that is not there: exit 1, naming it; a negative one: usage */
+	EXPECT_EQ(1, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/demo-node.mgph", "--node", "64",
+				"--iterations", "1"));
+	EXPECT_NE(NULL, strstr(cli_out, "node 64 is not an online NUMA node")) TH_LOG("%s", cli_out);
+	EXPECT_EQ(2, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/demo-node.mgph", "--node", "-5"));
+	unlink("/tmp/demo-node.mgph");
 }
 
 TEST(mcpctl_graph_refuses_a_bad_graph_file)

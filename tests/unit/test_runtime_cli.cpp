@@ -81,6 +81,44 @@ Test(runtime_cli, inline_check_verdict)
 	cr_expect(contains(text, "42"));
 }
 
+Test(runtime_cli, run_says_where_the_buffers_are)
+{
+	mcpctl::GraphRunReport r = report();
+
+	r.buffers = {{"x", 1}, {"w", 1}, {"out", 0}};
+	nlohmann::ordered_json j = mcpctl::graph_run_json(r);
+	cr_expect(j["node_asked"].is_null());
+	cr_expect_eq(j["buffers"].size(), 3u);
+	for (const char *k : {"index", "name", "node"})
+		cr_expect(j["buffers"][2].contains(k), "buffer misses %s", k);
+	cr_expect_eq(j["buffers"][2]["node"].get<int>(), 0);
+	cr_expect_eq(j["buffers"][1]["name"].get<std::string>(), "w");
+	std::string text = mcpctl::format_graph_run_text(r);
+	cr_expect(contains(text, "buffers: 1 on node 0, 2 on node 1\n"), "%s", text.c_str());
+	r.node_asked = 1;
+	r.buffers = {{"x", 1}, {"w", -1}};
+	cr_expect_eq(mcpctl::graph_run_json(r)["node_asked"].get<int>(), 1);
+	text = mcpctl::format_graph_run_text(r);
+	cr_expect(contains(text, "buffers: 1 on mixed or unknown nodes, 1 on node 1 (asked node 1)\n"),
+		  "%s", text.c_str());
+}
+
+// No iteration and no node (a report that failed early): no percentile of
+// an empty vector divides by its size.
+Test(runtime_cli, run_report_without_iterations_or_nodes)
+{
+	mcpctl::GraphRunReport r;
+
+	r.inline_checked = true;
+	nlohmann::ordered_json j = mcpctl::graph_run_json(r);
+	cr_expect_float_eq(j["latency_us"]["p50"].get<double>(), 0.0, 1e-12);
+	cr_expect_float_eq(j["latency_us"]["max"].get<double>(), 0.0, 1e-12);
+	cr_expect_eq(j["nodes"].size(), 0u);
+	std::string text = mcpctl::format_graph_run_text(r);
+	cr_expect(contains(text, "0 iterations"), "%s", text.c_str());
+	cr_expect(contains(text, "buffers: none"), "%s", text.c_str());
+}
+
 Test(runtime_cli, show_lists_edges_of_the_demo)
 {
 	mcp::GraphDef def = mcp::demo_attention_block();
@@ -112,5 +150,7 @@ Test(runtime_cli, build_then_show_through_mcpctl)
 	cr_expect_eq(WEXITSTATUS(std::system(cmd.c_str())), 2);
 	cmd = std::string(MCPCTL_PATH) + " graph show /nonexistent.mgph >/dev/null 2>&1";
 	cr_expect_eq(WEXITSTATUS(std::system(cmd.c_str())), 1);
+	cmd = std::string(MCPCTL_PATH) + " graph run /tmp/mcp-unit-demo.mgph --node -2 >/dev/null 2>&1";
+	cr_expect_eq(WEXITSTATUS(std::system(cmd.c_str())), 2);
 	std::remove("/tmp/mcp-unit-demo.mgph");
 }

@@ -238,7 +238,7 @@ Test(runtime_ops, worker_jobs_resolve_through_the_registry)
 	job.inputs[0] = {7, MCP_DTYPE_F32, 1, MCP_LAYOUT_DENSE, 0, 0, {16, 0, 0, 0, 0, 0}};
 	job.outputs[0] = {7, MCP_DTYPE_F32, 1, MCP_LAYOUT_DENSE, 0, 64, {16, 0, 0, 0, 0, 0}};
 	cr_expect_eq(mcp::detail::run_job(reg, job), -ENOENT);
-	reg.add(7, std::as_writable_bytes(std::span(mem)));
+	reg.acquire(7, std::as_writable_bytes(std::span(mem)));
 	cr_expect_eq(mcp::detail::run_job(reg, job), 0);
 	job.outputs[0].offset = 256 - 32;	// past the 256-byte mapping
 	cr_expect_eq(mcp::detail::run_job(reg, job), -EINVAL);
@@ -265,7 +265,7 @@ Test(runtime_ops, worker_jobs_resolve_through_the_registry)
 	job.n_inputs = 1;
 	job.outputs[0].offset = 64;
 	cr_expect_eq(mcp::detail::run_job(reg, job), -EOPNOTSUPP);
-	reg.remove(7);
+	reg.release(7);
 	job.op = MCP_OP_RELU;
 	cr_expect_eq(mcp::detail::run_job(reg, job), -ENOENT);
 }

@@ -294,10 +294,16 @@ struct GraphRunNode {
 	int worker_tid = 0;
 	std::vector<std::uint64_t> ns;	// its duration in each iteration
 };
+struct GraphRunBuffer {
+	std::string name;
+	int node = -1;			// BO info: -1 mixed or unknown
+};
 struct GraphRunReport {
 	std::string graph;
 	std::string context;
 	unsigned warmup = 0;
+	int node_asked = -1;		// --node, -1: the default
+	std::vector<GraphRunBuffer> buffers;
 	std::vector<std::uint64_t> iteration_ns;	// execute to fence, each
 	std::vector<GraphRunNode> nodes;
 	std::vector<mcp::WorkerInfo> workers;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <ostream>
 #include <sstream>
 #include <vector>
@@ -38,6 +39,7 @@ struct GraphArgs {
 	unsigned workers_per_node = 1;
 	unsigned worker_batch = mcp::RuntimeOptions{}.worker_batch;
 	unsigned timeout_ms = 0;
+	int node = -1;
 	bool check_inline = false;
 	std::vector<std::string> binds;
 	std::vector<std::string> outs;
@@ -90,6 +92,20 @@ double percentile_us(std::vector<std::uint64_t> ns, double p)
 	auto idx = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(ns.size())));
 	idx = std::clamp<std::size_t>(idx, 1, ns.size()) - 1;
 	return static_cast<double>(ns[idx]) / 1e3;
+}
+
+// "7 on node 1", "3 on node 0, 4 on node 1": where the buffers are.
+std::string buffer_nodes_text(const std::vector<GraphRunBuffer> &buffers)
+{
+	std::map<int, unsigned> count;
+	std::string s;
+
+	for (const GraphRunBuffer &b : buffers)
+		count[b.node]++;
+	for (auto [node, n] : count)
+		s += fmt::format("{}{} on {}", s.empty() ? "" : ", ", n,
+				 node < 0 ? std::string("mixed or unknown nodes") : fmt::format("node {}", node));
+	return s.empty() ? "none" : s;
 }
 
 std::string flags_text(std::uint32_t flags)
@@ -280,6 +296,8 @@ std::string format_graph_run_text(const GraphRunReport &r)
 	for (const mcp::WorkerInfo &w : r.workers)
 		per_node += fmt::format("{}node {} tid {}", per_node.empty() ? "" : ", ", w.node, w.tid);
 	s += " (" + per_node + ")\n";
+	s += fmt::format("buffers: {}{}\n", buffer_nodes_text(r.buffers),
+			 r.node_asked >= 0 ? fmt::format(" (asked node {})", r.node_asked) : "");
 	s += fmt::format("{} iterations after {} warm-up: p50 {:.1f} us  p99 {:.1f} us  max {:.1f} us\n",
 			 r.iteration_ns.size(), r.warmup, percentile_us(r.iteration_ns, 50),
 			 percentile_us(r.iteration_ns, 99), percentile_us(r.iteration_ns, 100));
@@ -304,6 +322,10 @@ nlohmann::ordered_json graph_run_json(const GraphRunReport &r)
 	j["context"] = r.context;
 	j["iterations"] = r.iteration_ns.size();
 	j["warmup"] = r.warmup;
+	j["node_asked"] = r.node_asked >= 0 ? nlohmann::ordered_json(r.node_asked) : nlohmann::ordered_json();
+	j["buffers"] = nlohmann::ordered_json::array();
+	for (std::size_t i = 0; i < r.buffers.size(); i++)
+		j["buffers"].push_back({{"index", i}, {"name", r.buffers[i].name}, {"node", r.buffers[i].node}});
 	j["workers"] = nlohmann::ordered_json::array();
 	for (const mcp::WorkerInfo &w : r.workers)
 		j["workers"].push_back({{"node", w.node}, {"tid", w.tid}, {"jobs", w.jobs},
@@ -372,6 +394,8 @@ int run_graph(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 			throw mcp::Error(EINVAL, "--iterations must be at least 1");
 		if (args.workers_per_node == 0)
 			throw mcp::Error(EINVAL, "--workers-per-node must be at least 1");
+		if (args.node < -1)
+			throw mcp::Error(EINVAL, "--node must be a node id ('mcpctl info' lists them)");
 		if (args.worker_batch == 0 || args.worker_batch > MCP_RUNTIME_WORKER_BATCH_MAX)
 			throw mcp::Error(EINVAL, "--worker-batch must be 1 to " +
 						    std::to_string(MCP_RUNTIME_WORKER_BATCH_MAX));
@@ -390,7 +414,9 @@ int run_graph(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 		ro.workers_per_node = args.workers_per_node;
 		ro.worker_batch = args.worker_batch;
 		mcp::Runtime rt(c.dma, ro);
-		mcp::LoadedGraph g = rt.load(def);
+		mcp::LoadOptions lo;
+		lo.node = args.node;
+		mcp::LoadedGraph g = rt.load(def, lo);
 
 		for (const auto &[name, path] : binds) {
 			std::optional<std::uint32_t> idx = def.find_buffer(name);
@@ -418,6 +444,9 @@ int run_graph(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 		r.graph = def.name;
 		r.context = c.dma.name();
 		r.warmup = args.warmup;
+		r.node_asked = args.node;
+		for (std::uint32_t i = 0; i < def.buffers.size(); i++)
+			r.buffers.push_back({def.buffers[i].name, g.buffer(i).info().node});
 		r.nodes.resize(def.nodes.size());
 		for (std::size_t i = 0; i < def.nodes.size(); i++) {
 			r.nodes[i].name = def.nodes[i].name;
@@ -548,13 +577,15 @@ Command add_graph_command(CLI::App &app)
 	args.run->add_option("--out", args.outs, "NAME=FILE: write buffer NAME to FILE after the last run (repeatable)");
 	args.run->add_option("--dev", args.dev, "Context: device index, PCI address or 'host' (default host)");
 	args.run->add_option("--workers-per-node", args.workers_per_node, "Worker threads per NUMA node (default 1)");
+	args.run->add_option("--node", args.node,
+			     "NUMA node of the graph's buffers, hence of its worker jobs (default: the caller's; the device's with --dev)");
 	args.run->add_option("--worker-batch", args.worker_batch,
 			     "Jobs a worker reads at once: a job and the chain after it (1-64, default 32; 1: one per read)");
 	args.run->add_option("--timeout-ms", args.timeout_ms, "Per-execution time-out (default: the module's exec_timeout_ms)");
 	args.run->add_flag("--inline", args.check_inline, "Also run the graph in mcpctl's thread (run_inline) and compare the output buffers");
 	sub->footer("With --json: build prints {\"output\",\"name\",\"encoding\",\"binary_bytes\",\"json_bytes\",\"nodes\"}, "
 		    "show prints {\"name\",\"encoding\",\"file_bytes\",\"binary_bytes\",\"fixed_bytes\",\"json_bytes\",\"buffer_bytes\",\"buffers\",\"tensors\",\"nodes\",\"edges\"}, "
-		    "run prints {\"graph\",\"context\",\"iterations\",\"warmup\",\"workers\",\"latency_us\",\"nodes\",\"inline_check\"} "
+		    "run prints {\"graph\",\"context\",\"iterations\",\"warmup\",\"node_asked\",\"buffers\",\"workers\",\"latency_us\",\"nodes\",\"inline_check\"} "
 		    "(see Documentation/mcpctl.rst).");
 	return {sub, run_graph_command};
 }

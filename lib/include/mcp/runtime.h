@@ -68,6 +68,45 @@ MCP_EXPORT uint32_t mcp_runtime_worker_count(const struct mcp_runtime *rt);
  */
 MCP_EXPORT int mcp_runtime_load(struct mcp_runtime *rt, const struct mcp_graph_def *graph,
 				struct mcp_loaded_graph **out, struct mcp_graph_invalid *err);
+/* mcp_load_opts.flags */
+#define MCP_LOAD_NODE	(1U << 0)	/* create the buffers on @node */
+
+/* One buffer of the graph placed on a node of its own. */
+struct mcp_load_buffer_node {
+	const char *name;	/* the buffer's name in the graph */
+	int32_t node;		/* kernel NUMA node id; -1: as the others */
+	uint32_t reserved;	/* 0 */
+};
+
+/**
+ * struct mcp_load_opts - where mcp_runtime_load_opts() creates the buffers
+ * @size:	in: sizeof(struct mcp_load_opts)
+ * @flags:	MCP_LOAD_NODE or 0
+ * @node:	with MCP_LOAD_NODE, the kernel NUMA node of every buffer;
+ *		without, the context's default (the caller's node on the host)
+ * @n_buffer_nodes: entries at @buffer_nodes
+ * @buffer_nodes: buffers placed elsewhere than @node, by name
+ *
+ * Worker jobs run on the node holding most of their input bytes: this is
+ * also where the graph's worker nodes run.
+ */
+struct mcp_load_opts {
+	uint32_t size;
+	uint32_t flags;
+	int32_t node;
+	uint32_t n_buffer_nodes;
+	const struct mcp_load_buffer_node *buffer_nodes;
+};
+
+/*
+ * mcp_runtime_load_opts() - mcp_runtime_load() with the buffers placed by
+ * @opts (NULL: as mcp_runtime_load()).  Return: as mcp_runtime_load(), and
+ * -EINVAL for a node that is not online or has no memory (the message
+ * names the nodes there are), -ENOENT for a buffer name the graph lacks.
+ */
+MCP_EXPORT int mcp_runtime_load_opts(struct mcp_runtime *rt, const struct mcp_graph_def *graph,
+				     const struct mcp_load_opts *opts,
+				     struct mcp_loaded_graph **out, struct mcp_graph_invalid *err);
 /* mcp_loaded_graph_free() - destroy the graph and its buffers (NULL is fine). */
 MCP_EXPORT void mcp_loaded_graph_free(struct mcp_loaded_graph *lg);
 /* mcp_loaded_graph_handle() - its handle on the context; 0 for NULL. */
@@ -82,6 +121,13 @@ MCP_EXPORT int mcp_loaded_graph_buffer(struct mcp_loaded_graph *lg, uint32_t ind
 /* The same by buffer name; -ENOENT when no buffer has that name. */
 MCP_EXPORT int mcp_loaded_graph_buffer_by_name(struct mcp_loaded_graph *lg, const char *name,
 					       void **data, uint64_t *len);
+/*
+ * mcp_loaded_graph_buffer_info() - what the kernel says about buffer
+ * @index (its node: where load placed it).  Return: 0, -EINVAL (no such
+ * index, info->size too small).
+ */
+MCP_EXPORT int mcp_loaded_graph_buffer_info(struct mcp_loaded_graph *lg, uint32_t index,
+					    struct mcp_buffer_info *info);
 
 /* One buffer index rebound for one execution. */
 struct mcp_graph_bind {

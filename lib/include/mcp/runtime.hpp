@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -30,6 +31,7 @@ inline constexpr std::uint64_t job_batch = MCP_FEATURE_JOB_BATCH;
 
 namespace detail {
 struct RuntimeState;
+struct RuntimeAccess;
 }
 
 struct RuntimeOptions {
@@ -41,6 +43,17 @@ struct RuntimeOptions {
 	// MCP_IOC_JOBS_DONE.  1: one job per read() and MCP_IOC_JOB_DONE,
 	// what workers do on a module without MCP_FEAT_JOB_BATCH.
 	unsigned worker_batch = 32;
+};
+
+// Where Runtime::load() creates a graph's buffers.  Jobs go to the workers
+// of the node that holds most of their input bytes, so this is also where
+// the graph's worker nodes run.
+struct LoadOptions {
+	// Kernel NUMA node of every buffer; -1: the context's default (the
+	// caller's node on the host context, the device's on a device).
+	int node = -1;
+	// Buffer name -> node, for buffers that live elsewhere than @node.
+	std::map<std::string, int, std::less<>> buffer_nodes;
 };
 
 // One worker thread of a Runtime.
@@ -153,11 +166,12 @@ public:
 	// The workers, with what they did so far.
 	std::vector<WorkerInfo> workers() const;
 
-	// Creates one Buffer per buffer index (on the caller's node), fills
+	// Creates one Buffer per buffer index (where @options says), fills
 	// those with a GraphInit, and creates the graph.  Throws GraphInvalid
 	// with the kernel's reason, kind and index for a refused graph, else
-	// mcp::Error.
-	LoadedGraph load(const GraphDef &def);
+	// mcp::Error: EINVAL (a node that is not an online node with memory),
+	// ENOENT (a buffer_nodes name the graph lacks), ENOMEM (no room there).
+	LoadedGraph load(const GraphDef &def, const LoadOptions &options = {});
 	// Submits one execution.  Bindings replace buffers for this execution
 	// only; their Buffers must be of this context, outlive the execution
 	// and be at least the buffer's length.
@@ -180,6 +194,8 @@ public:
 	static void run_inline(const GraphDef &def, std::span<const std::span<std::byte>> buffers);
 
 private:
+	friend struct detail::RuntimeAccess;
+
 	std::shared_ptr<detail::RuntimeState> state_;
 };
 
