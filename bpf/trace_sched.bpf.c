@@ -16,8 +16,10 @@
  * totals in task storage: an event costs one task-storage lookup per task
  * it is about and plain adds, no hash lookup or update.  The loader reads
  * the totals once per interval through the task iterator
- * dump_task_totals() (the threads that exited meanwhile left theirs in
- * "exited" at their last switch) and reports the difference.  It reads
+ * dump_task_totals(), which adds the slice a thread on a CPU has run so
+ * far (a thread that is never switched out still shows; the threads that
+ * exited meanwhile left theirs in "exited" at their last switch), and
+ * reports the difference.  It reads
  * task fields directly instead of through bpf_probe_read_kernel() and
  * takes the time from the run queue's clock, which the scheduler has just
  * updated, instead of bpf_ktime_get_ns() (an HPET read on hosts without a
@@ -102,6 +104,15 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } cpu_since SEC(".maps");
+
+/* tp_btf family: the record dump_task_totals() writes (too big for the
+ * stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mcp_sched_task);
+} dump_record SEC(".maps");
 
 /* raw_tp family: pid -> aggregates; read and deleted by the loader each
  * interval. */
@@ -300,7 +311,8 @@ static __always_inline void switch_out(struct task_struct *prev, __u32 cpu, __u6
 		if (state == TASK_RUNNING)
 			st->runnable_since = now;
 	}
-	if (since) {
+	/* A stamp the dump seeded from another CPU's clock may be ahead. */
+	if (since && (__s64)(now - since) > 0) {
 		t = counts_of(st, prev, pid, btf);
 		if (t) {
 			node = node_of(cpu);
@@ -426,27 +438,107 @@ static __always_inline void count_numa(struct task_struct *p, enum numa_kind kin
 		__sync_fetch_and_add(&t->numa_sticks, 1);
 }
 
+/* A load the compiler neither merges with another nor moves across one
+ * (barrier() is bpf_helpers.h's). */
+#define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+
+/*
+ * Whether @p is on a CPU: set after the switch that put it there has
+ * stamped cpu_since, cleared after the switch that took it off has
+ * charged the slice (context_switch() does both, after the tracepoint).
+ */
+static __always_inline bool task_on_cpu(struct task_struct *p)
+{
+	if (!bpf_core_field_exists(p->on_cpu))
+		return false;	/* !CONFIG_SMP: no slice in the dumps */
+	return READ_ONCE(p->on_cpu);
+}
+
+/*
+ * The dump's copy @out of the totals of @p, a thread on a CPU now: add
+ * the slice it has run there since its switch-in, which the switch-out
+ * will charge in full (on the same clock, from the same cpu_since
+ * stamp), so the next dump reports at least as much.  The stamp read
+ * before and after the copy must match with @p still on the CPU, or a
+ * switch came in between and the copy goes as it is.  A CPU without a
+ * stamp has not switched since the tracer attached (a lone spinner
+ * there): the dump stamps it, and the slice counts from then on.
+ */
+static __always_inline void add_running_slice(struct mcp_sched_task *out,
+					      const struct mcp_sched_task *totals,
+					      struct task_struct *p, const bool rq_clock)
+{
+	__u32 cpu = p->thread_info.cpu, zero = 0, node;
+	__u64 *sincep, since, now;
+	bool on_cpu;
+
+	on_cpu = task_on_cpu(p);
+	sincep = on_cpu ? bpf_map_lookup_percpu_elem(&cpu_since, &zero, cpu) : NULL;
+	since = sincep ? READ_ONCE(*sincep) : 0;
+	barrier();
+	*out = *totals;
+	barrier();
+	if (!sincep)
+		return;
+	now = clock_now(p, cpu, true, rq_clock);
+	if (!since) {
+		__sync_val_compare_and_swap(sincep, 0, now);
+		return;
+	}
+	barrier();
+	if (READ_ONCE(*sincep) != since || !task_on_cpu(p) || (__s64)(now - since) <= 0)
+		return;
+	node = node_of(cpu);
+	if (node >= MCP_TRACE_MAX_NODES)
+		return;
+	out->oncpu_ns[node] += now - since;
+	out->last_cpu = cpu;
+	out->last_node = node;
+}
+
 /*
  * tp_btf family: each live thread's totals, one struct mcp_sched_task per
- * thread with task storage, read by the loader each interval.  The
- * per-interval maximum restarts here; a wait ending on another CPU between
- * the copy and the reset is lost to it (not to the counts).
+ * thread with task storage, read by the loader each interval, with the
+ * slice a thread on a CPU has run so far (add_running_slice()).  A
+ * selected thread on a CPU without storage (it has not switched since
+ * the tracer attached) gets its storage here.  The per-interval maximum
+ * restarts here; a wait ending on another CPU between the copy and the
+ * reset is lost to it (not to the counts).  Two twins, for the clock the
+ * sched_switch programs use (see clock_now()).
  */
-SEC("iter/task")
-int dump_task_totals(struct bpf_iter__task *ctx)
+static __always_inline int dump_task(struct bpf_iter__task *ctx, const bool rq_clock)
 {
 	struct task_struct *task = ctx->task;
+	struct mcp_sched_task *out;
 	struct task_state *ts;
+	__u32 zero = 0;
 
 	if (!task)
 		return 0;
 	ts = bpf_task_storage_get(&task_states, task, NULL, 0);
-	if (!ts || ts->s.exited)
+	if (!ts && task->pid && task_on_cpu(task) && task_selected(task, true))
+		ts = bpf_task_storage_get(&task_states, task, NULL,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	out = bpf_map_lookup_elem(&dump_record, &zero);
+	if (!ts || ts->s.exited || !out)
 		return 0;
-	fill_identity(&ts->totals, task, task->pid, true);
-	bpf_seq_write(ctx->meta->seq, &ts->totals, sizeof(ts->totals));
+	add_running_slice(out, &ts->totals, task, rq_clock);
+	fill_identity(out, task, task->pid, true);
+	bpf_seq_write(ctx->meta->seq, out, sizeof(*out));
 	ts->totals.runq_max_ns = 0;
 	return 0;
+}
+
+SEC("iter/task")
+int dump_task_totals(struct bpf_iter__task *ctx)
+{
+	return dump_task(ctx, true);
+}
+
+SEC("iter/task")
+int dump_task_totals_kt(struct bpf_iter__task *ctx)
+{
+	return dump_task(ctx, false);
 }
 
 /* ---- tp_btf family ---- */

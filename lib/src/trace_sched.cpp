@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // mcp::trace::SchedTracer: loads bpf/trace_sched.bpf.c through its
 // skeleton, fills its CPU->node map and reads its per-task counts: each
-// interval's difference of the running totals (tp_btf family) or the
-// drained per-task table (raw_tp family).
+// interval's difference of the running totals, running slices included
+// (tp_btf family), or the drained per-task table (raw_tp family).
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
@@ -188,6 +188,7 @@ SchedTask to_sched_task(const struct mcp_sched_task &v)
 struct SchedTracer::Impl {
 	std::unique_ptr<struct trace_sched, SkelDeleter> skel;
 	std::string attach_mode;
+	struct bpf_link *dump_link = nullptr;	// tp_btf: the loaded dump_task_totals twin
 	bool numa_events = false;
 	std::uint64_t since_ns = 0;
 	detail::SchedTotals totals;	// tp_btf family
@@ -213,7 +214,13 @@ SchedTotals::interval(const std::vector<struct mcp_sched_task> &live,
 		struct mcp_sched_task d = it != seen_.end() ? counts_since(t, it->second.totals) : t;
 		if (did_anything(d))
 			counts[key_of(t)] = d;
-		now[key_of(t)] = {t, 0};
+		// A running slice a dump raced with a switch over-reported is
+		// taken off what comes next, not counted twice.
+		struct mcp_sched_task high = t;
+		if (it != seen_.end())
+			for_each_counter(high, it->second.totals,
+					 [](__u64 &x, __u64 b) { x = std::max(x, b); });
+		now[key_of(t)] = {high, 0};
 	}
 	// A thread that exited after the dump read it is in both: its exit
 	// counts only what the dump did not.
@@ -363,7 +370,10 @@ SchedTracer SchedTracer::open(const SchedOptions &options)
 	// storage too).  Only tp_btf dumps totals through the task iterator.
 	bpf_map__set_autocreate(s->maps.task_states, btf);
 	bpf_map__set_autocreate(s->maps.exited, btf);
-	bpf_program__set_autoload(s->progs.dump_task_totals, btf);
+	bpf_map__set_autocreate(s->maps.dump_record, btf);
+	// The dump adds running slices on the clock the switches use.
+	bpf_program__set_autoload(s->progs.dump_task_totals, rq_clock);
+	bpf_program__set_autoload(s->progs.dump_task_totals_kt, btf && !rq_clock);
 	bpf_map__set_autocreate(s->maps.pid_states, !btf);
 	bpf_map__set_autocreate(s->maps.tasks, !btf);
 
@@ -398,6 +408,13 @@ SchedTracer SchedTracer::open(const SchedOptions &options)
 	if (err)
 		throw detail::load_error(-err, "sched", "attaching the sched programs", log.text());
 	impl->since_ns = detail::monotonic_ns();
+	if (btf) {
+		// A first dump stamps the CPUs of threads that have not switched
+		// since the attach, so the first interval counts their slices.
+		impl->dump_link = rq_clock ? s->links.dump_task_totals
+					   : s->links.dump_task_totals_kt;
+		impl->totals.interval(dump_totals(impl->dump_link), {});
+	}
 
 	SchedTracer t;
 	t.impl_ = std::move(impl);
@@ -423,7 +440,7 @@ SchedSnapshot SchedTracer::snapshot()
 	};
 	if (impl_->attach_mode == "tp_btf") {
 		// Live threads first: one that exits meanwhile is then in both.
-		auto live = dump_totals(s->links.dump_task_totals);
+		auto live = dump_totals(impl_->dump_link);
 		for (const auto &[key, v] : impl_->totals.interval(live, impl_->drain_exited()))
 			add(v);
 	}

@@ -20,9 +20,12 @@ public:
 	using Key = std::pair<__u32, __u64>;
 
 	// This interval's counts of every thread that did something, from
-	// @live (the task iterator's dump of the live threads' totals, read
-	// first) and @exited (the totals threads left at their last switch),
-	// minus what the previous call saw of each thread.
+	// @live (the task iterator's dump of the live threads' totals, with
+	// the slice a thread on a CPU has run so far, read first) and
+	// @exited (the totals threads left at their last switch), minus the
+	// most the previous calls saw of each thread: never negative, and a
+	// slice reported early is not counted again when its switch-out
+	// charges it.
 	std::map<Key, struct mcp_sched_task> interval(const std::vector<struct mcp_sched_task> &live,
 						      const std::vector<struct mcp_sched_task> &exited);
 

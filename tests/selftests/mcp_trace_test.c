@@ -5,6 +5,8 @@
  * documentation promises.
  *
  * - two busy threads pinned to one CPU both wait on its run queue;
+ * - a thread spinning on a CPU of its own shows its on-CPU time in every
+ *   snapshot, switched out or not, and never more than it ran;
  * - a thread moved between a CPU of node 0 and one of node 1 N times with
  *   sched_setaffinity() shows exactly N cross-node migrations: pinned to a
  *   single CPU at a time, the kernel has no other CPU to move it to, so it
@@ -196,6 +198,82 @@ TEST(runq_raw_tp_fallback)
 	r = find_task(task_buf, nr, gettid());
 	ASSERT_NE(NULL, r);
 	EXPECT_GE(r->runq_count, 40);	/* one wait per nap, a few lost to timing */
+	mcp_trace_close(t);
+}
+
+/* ---- on-CPU time of a running thread ---- */
+
+struct spinner {
+	int cpu;
+	pid_t tid;
+	int running;	/* pinned and spinning */
+	int stop;
+};
+
+static void *spin_until_stopped(void *p)
+{
+	struct spinner *s = p;
+
+	s->tid = gettid();
+	if (pin_to(s->cpu))
+		return (void *)1;
+	__atomic_store_n(&s->running, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE))
+		;
+	return NULL;
+}
+
+/*
+ * A thread spinning on the last CPU need not be switched out between two
+ * snapshots: each one adds the slice it has run so far, and its last
+ * switch-out adds only the rest.  Each snapshot shows most of its
+ * interval, and all of them together no more than the thread's lifetime
+ * (a slice counted twice would add ~300 ms).
+ */
+TEST(oncpu_of_a_running_thread)
+{
+	struct spinner s = { .cpu = (int)sysconf(_SC_NPROCESSORS_ONLN) - 1 };
+	long long t_create, t_prev, t_snap, t_end;
+	const struct mcp_trace_task *r;
+	unsigned long long sum = 0;
+	struct mcp_trace *t;
+	pthread_t th;
+	void *res;
+	int nr, i;
+
+	ASSERT_EQ(0, trace_open(MCP_TRACE_SCHED, getpid(), NULL, 0, &t));
+	t_create = now_ns();
+	ASSERT_EQ(0, pthread_create(&th, NULL, spin_until_stopped, &s));
+	while (!__atomic_load_n(&s.running, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	nr = snapshot(t, task_buf, MAX_TASKS);
+	r = find_task(task_buf, nr, s.tid);
+	if (r)
+		sum += r->oncpu_ns;
+	t_prev = now_ns();
+	for (i = 0; i < 2; i++) {
+		usleep(300000);
+		nr = snapshot(t, task_buf, MAX_TASKS);
+		t_snap = now_ns();
+		r = find_task(task_buf, nr, s.tid);
+		ASSERT_NE(NULL, r) TH_LOG("spinning thread %d has no record", s.tid);
+		TH_LOG("snapshot %d: %llu ns on CPU in %lld ns, node %d", i,
+		       (unsigned long long)r->oncpu_ns, t_snap - t_prev, r->node);
+		EXPECT_GT(r->oncpu_ns, (unsigned long long)(t_snap - t_prev) / 2);
+		sum += r->oncpu_ns;
+		t_prev = t_snap;
+	}
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, pthread_join(th, &res));
+	ASSERT_EQ(NULL, res);
+	t_end = now_ns();
+	nr = snapshot(t, task_buf, MAX_TASKS);
+	r = find_task(task_buf, nr, s.tid);
+	if (r)
+		sum += r->oncpu_ns;
+	TH_LOG("%llu ns on CPU in all, lifetime %lld ns", sum, t_end - t_create);
+	EXPECT_GT(sum, (unsigned long long)(t_end - t_create) / 2);
+	EXPECT_LE(sum, (unsigned long long)(t_end - t_create) * 102 / 100 + 5000000);
 	mcp_trace_close(t);
 }
 

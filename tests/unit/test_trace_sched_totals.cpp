@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // mcp::trace::detail::SchedTotals: the tp_btf sched programs' running
 // totals turned into per-interval counts, for live threads, exited ones,
-// threads in both, reused pids and threads that left the task list early.
+// threads in both, reused pids, threads that left the task list early and
+// threads on a CPU, whose dumps add the slice they have run so far.
 #include <criterion/criterion.h>
 
 #include "trace_sched_totals.hpp"
@@ -94,4 +95,77 @@ Test(trace_sched_totals, the_maximum_is_per_interval_already)
 	totals.interval({a}, {});
 	b.runq_max_ns = 9000;	// the iterator restarted it
 	cr_expect_eq(totals.interval({b}, {}).at({10, 1}).runq_max_ns, 9000);
+}
+
+// A thread on a CPU: the dump reports its totals plus the slice it has run
+// since its switch-in; the switch-out charges the whole slice.
+Test(trace_sched_totals, a_running_slice_counts_once)
+{
+	SchedTotals totals;
+
+	auto first = totals.interval({thread(10, 1, 1, 300)}, {});
+	cr_assert_eq(first.size(), 1, "a thread never switched out has a row");
+	cr_expect_eq(first.at({10, 1}).oncpu_ns[1], 300);
+
+	auto still = totals.interval({thread(10, 1, 1, 800)}, {});
+	cr_expect_eq(still.at({10, 1}).oncpu_ns[1], 500, "the slice grew by 500");
+
+	// Switched out after 1000 ns (all in the totals), and not on a CPU.
+	auto out = totals.interval({thread(10, 1, 1, 1000)}, {});
+	cr_expect_eq(out.at({10, 1}).oncpu_ns[1], 200, "only what the dumps did not report");
+
+	auto in_again = totals.interval({thread(10, 1, 2, 1000 + 50)}, {});
+	cr_expect_eq(in_again.at({10, 1}).oncpu_ns[1], 50);
+	cr_expect_eq(in_again.at({10, 1}).runq_count, 1);
+}
+
+// A slice on another node than the totals so far: each node's time grows.
+Test(trace_sched_totals, a_running_slice_on_another_node)
+{
+	SchedTotals totals;
+	struct mcp_sched_task a = thread(10, 1, 1, 1000), b = a, c = a;
+
+	totals.interval({a}, {});
+	b.oncpu_ns[0] = 400;	/* running on node 0 now */
+	b.last_cpu = 0;
+	b.last_node = 0;
+	auto running = totals.interval({b}, {});
+	cr_expect_eq(running.at({10, 1}).oncpu_ns[0], 400);
+	cr_expect_eq(running.at({10, 1}).oncpu_ns[1], 0);
+	cr_expect_eq(running.at({10, 1}).last_node, 0);
+	c.oncpu_ns[0] = 600;	/* switched out there */
+	c.last_cpu = 0;
+	c.last_node = 0;
+	cr_expect_eq(totals.interval({c}, {}).at({10, 1}).oncpu_ns[0], 200);
+}
+
+// A dump that raced with a switch reported a slice of the next thread: the
+// next dump is lower.  No negative count, and the excess is taken off what
+// comes next instead of being counted twice.
+Test(trace_sched_totals, an_over_reported_slice_is_absorbed)
+{
+	SchedTotals totals;
+
+	totals.interval({thread(10, 1, 1, 1000)}, {});
+	auto over = totals.interval({thread(10, 1, 1, 1500)}, {});
+	cr_expect_eq(over.at({10, 1}).oncpu_ns[1], 500);
+	cr_expect(totals.interval({thread(10, 1, 1, 1400)}, {}).empty(),
+		  "lower than the last dump: no row, no wrap-around");
+	auto next = totals.interval({thread(10, 1, 1, 1700)}, {});
+	cr_expect_eq(next.at({10, 1}).oncpu_ns[1], 200, "from the highest dump, 1500");
+	// Its exit charges its last slice: from the highest dump too.
+	auto exit = totals.interval({}, {thread(10, 1, 1, 1750)});
+	cr_expect_eq(exit.at({10, 1}).oncpu_ns[1], 50);
+}
+
+// A dump reported a running slice, then the thread exited: its exit record
+// (which includes the whole slice) adds only the rest.
+Test(trace_sched_totals, a_running_thread_exits)
+{
+	SchedTotals totals;
+
+	totals.interval({thread(10, 1, 0, 700)}, {});
+	auto gone = totals.interval({}, {thread(10, 1, 0, 900)});
+	cr_expect_eq(gone.at({10, 1}).oncpu_ns[1], 200);
+	cr_expect(totals.interval({}, {}).empty());
 }
