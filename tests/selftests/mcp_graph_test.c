@@ -1215,48 +1215,99 @@ TEST_F_TIMEOUT(graph, kernel_ops_large, 180)
 }
 
 /*
- * Running kernel jobs stop between slices: a 1 ms deadline fails the big
- * graph with -ETIMEDOUT, the next execution is fine; closing the fd with
- * one running signals its fence with an error (or success, when the graph
- * ended before the close), never leaving it pending.
+ * One COPY of STOP_BYTES on the cpu engine: longer than the first
+ * deadlines tried below on any host (2.7 ms at 25 GB/s, far more under
+ * TCG), in 256 slices.  Two buffers of it fit a 512 MiB node (4node).
  */
-TEST_F_TIMEOUT(graph, stop_running_kernel_ops, 180)
+#define STOP_BYTES	(64U << 20)
+#define STOP_MAX_MS	64
+
+static void build_long_copy(struct mcp_graph_case_graph *g)
 {
+	mcp_graph_case_init(g);
+	mcp_graph_case_buffer(g, STOP_BYTES, MCP_GRAPH_BUF_INPUT);
+	mcp_graph_case_buffer(g, STOP_BYTES, MCP_GRAPH_BUF_OUTPUT);
+	mcp_graph_case_tensor(g, 0, MCP_DTYPE_F32, 0, 1, STOP_BYTES / 4);
+	mcp_graph_case_tensor(g, 1, MCP_DTYPE_F32, 0, 1, STOP_BYTES / 4);
+	mcp_graph_case_node(g, MCP_OP_COPY, MCP_GRAPH_ENGINE_CPU, 1, 1, 0, 1);
+}
+
+/*
+ * Running kernel jobs stop between slices.  Deadlines of 1, 2, 4 ... ms
+ * until one finds the copy running (a shorter one may drop it while still
+ * queued): that execution fails with -ETIMEDOUT at the copy, which started
+ * and ended well before a full copy would have (a stop checked only after
+ * the last slice fails this).  A copy done within its deadline fails the
+ * test: it would prove nothing.  The next execution is fine.  Closing the
+ * fd with one running signals its fence with an error (or success, when
+ * the graph ended before the close), never leaving it pending.
+ */
+TEST_F_TIMEOUT(graph, stop_running_kernel_ops, 300)
+{
+	struct mcp_graph_node_status node, full;
 	struct mcp_graph_case_graph g;
 	struct mcp_graph_create c;
 	struct mcp_graph_exec e;
 	struct mcp_graph_status st;
 	struct bos b = { 0 };
-	__u32 bo[4];
+	__u64 full_ns, stopped_ns;
+	__u32 bo[2], big_bo[4], timeout_ms;
 	int fence, ret;
 
-	build_big(&g);
+	build_long_copy(&g);
 	ASSERT_EQ(0, create_graph(&self->bos, &g, bo, &c));
 	exec_arg(&e, c.handle, NULL, 0);
-	e.timeout_ms = 1;
 	fence = graph_exec(self->fd, &e);
 	ASSERT_LE(0, fence);
-	EXPECT_EQ(-ETIMEDOUT, fence_finish(fence, 60000));
-	ASSERT_EQ(0, graph_status(self->fd, e.exec_id, NULL, 0, &st));
-	EXPECT_EQ(MCP_GRAPH_STATE_FAILED, st.state);
-	EXPECT_EQ(-ETIMEDOUT, st.result);
+	ASSERT_EQ(1, fence_finish(fence, 120000));
+	ASSERT_EQ(0, graph_status(self->fd, e.exec_id, &full, 1, &st));
+	full_ns = full.end_ns - full.start_ns;
+
+	for (timeout_ms = 1; timeout_ms <= STOP_MAX_MS; timeout_ms *= 2) {
+		exec_arg(&e, c.handle, NULL, 0);
+		e.timeout_ms = timeout_ms;
+		fence = graph_exec(self->fd, &e);
+		ASSERT_LE(0, fence);
+		ret = fence_finish(fence, 120000);
+		ASSERT_NE(1, ret)
+			TH_LOG("%u MiB copied within %u ms: STOP_BYTES is too small for this host",
+			       STOP_BYTES >> 20, timeout_ms);
+		ASSERT_EQ(-ETIMEDOUT, ret) TH_LOG("fence status %d", ret);
+		ASSERT_EQ(0, graph_status(self->fd, e.exec_id, &node, 1, &st));
+		EXPECT_EQ(MCP_GRAPH_STATE_FAILED, st.state);
+		EXPECT_EQ(-ETIMEDOUT, st.result);
+		if (node.start_ns)
+			break;
+		TH_LOG("a %u ms deadline found the copy still queued", timeout_ms);
+	}
+	ASSERT_NE(0, node.start_ns)
+		TH_LOG("the copy never started within %u ms of its submission", STOP_MAX_MS);
+	stopped_ns = node.end_ns - node.start_ns;
+	TH_LOG("stopped after %llu us of a %llu us copy (deadline %u ms)",
+	       (unsigned long long)stopped_ns / 1000, (unsigned long long)full_ns / 1000,
+	       timeout_ms);
+	EXPECT_EQ(0, st.failed_node);
+	EXPECT_EQ(-ETIMEDOUT, node.result);
+	EXPECT_LT(stopped_ns, full_ns * 3 / 4)
+		TH_LOG("the copy was not stopped in the middle");
+
 	exec_arg(&e, c.handle, NULL, 0);
 	fence = graph_exec(self->fd, &e);
 	ASSERT_LE(0, fence);
-	EXPECT_EQ(1, fence_finish(fence, 60000));
+	EXPECT_EQ(1, fence_finish(fence, 120000));
 	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
 
 	b.fd = mcp_open();
 	ASSERT_LE(0, b.fd);
 	build_big(&g);
-	ASSERT_EQ(0, create_graph(&b, &g, bo, &c));
+	ASSERT_EQ(0, create_graph(&b, &g, big_bo, &c));
 	for (int i = 0; i < b.n; i++)
 		munmap(b.m[i].p, b.m[i].len);
 	exec_arg(&e, c.handle, NULL, 0);
 	fence = graph_exec(b.fd, &e);
 	ASSERT_LE(0, fence);
 	close(b.fd);
-	ret = fence_finish(fence, 60000);
+	ret = fence_finish(fence, 120000);
 	/*
 	 * The close races with the graph's end: on a fast host it may finish
 	 * first (1).  What must never happen is a fence left unsignalled.
