@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * mcpctl top end to end, inside the test VM: a known busy process shows
- * with CPU% > 0, -p selects exactly its threads, every --json line parses
+ * mcpctl top end to end, inside the test VM: a busy process that spins
+ * pinned to one CPU, never sleeping, shows in every interval with a CPU%
+ * near 100, an idle one has no row, -p selects exactly its threads, every
+ * --json line parses
  * (jansson) and has the documented keys, plain output appends frames, a
  * placement shows in the PLACE column, the MCP columns say n/a without
  * mcp.ko, and a user without root gets one clear line and exit 1.
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -20,31 +23,81 @@
 #define MCPCTL(out, ...) MCP_MCPCTL(out, __VA_ARGS__)
 
 /*
- * A child process that spins until killed, sleeping 1 ms every ~20 ms: top
- * counts on-CPU time when a thread is switched out, and a lone spinner on
- * an otherwise idle vCPU may not be switched out within an interval
- * (Documentation/observability.rst).
+ * A child process that spins on CPU @cpu until killed, never sleeping: on
+ * an otherwise idle vCPU it may not be switched out for a whole interval,
+ * and top must still count it (Documentation/observability.rst).
  */
-static pid_t fork_busy(void)
+static pid_t fork_busy(int cpu)
 {
 	pid_t child = fork();
 
 	if (child == 0) {
 		volatile unsigned long n = 0;
+		cpu_set_t set;
 
-		for (;;) {
-			struct timespec t0, t;
-
-			clock_gettime(CLOCK_MONOTONIC, &t0);
-			do {
-				n++;
-				clock_gettime(CLOCK_MONOTONIC, &t);
-			} while ((t.tv_sec - t0.tv_sec) * 1000000000L +
-				 (t.tv_nsec - t0.tv_nsec) < 20000000L);
-			usleep(1000);
-		}
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			_exit(1);
+		for (;;)
+			n++;
 	}
 	return child;
+}
+
+/* A child process that sleeps until killed. */
+static pid_t fork_idle(void)
+{
+	pid_t child = fork();
+
+	if (child == 0)
+		for (;;)
+			pause();
+	return child;
+}
+
+/* Waits up to ~10 s for process @pid to be asleep (state S); 0 or -ETIMEDOUT. */
+static int wait_sleeping(pid_t pid)
+{
+	char path[64], stat[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (int i = 0; i < 1000; i++) {
+		const char *paren;
+
+		if (mcp_read_file(path, stat, sizeof(stat)) > 0) {
+			paren = strrchr(stat, ')');
+			if (paren && paren[1] == ' ' && paren[2] == 'S')
+				return 0;
+		}
+		usleep(10000);
+	}
+	return -ETIMEDOUT;
+}
+
+/* The last CPU (@back 0), or the one before it (the same on a single CPU). */
+static int last_cpu(int back)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > back ? (int)n - 1 - back : 0;
+}
+
+/* The node of CPU @cpu, or -1. */
+static int node_of_cpu(int cpu)
+{
+	unsigned char set[1024];
+	char path[96], buf[256];
+
+	for (int node = 0; node < 64; node++) {
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", node);
+		memset(set, 0, sizeof(set));
+		if (mcp_read_file(path, buf, sizeof(buf)) > 0 &&
+		    mcp_parse_list(buf, set, sizeof(set)) >= 0 && cpu < (int)sizeof(set) &&
+		    set[cpu])
+			return node;
+	}
+	return -1;
 }
 
 static void kill_child(pid_t pid)
@@ -93,6 +146,7 @@ struct top_result {
 	int tgid_rows;		/* rows of @tgid */
 	int other_rows;		/* rows of any other process */
 	double max_cpu;		/* largest cpu_percent of a @tgid row */
+	double min_cpu;		/* smallest cpu_percent of a @tgid row */
 	long long placements;	/* sum of "placements" of @tgid rows, -1: null */
 	int mcp_available;	/* of the last object */
 };
@@ -122,6 +176,7 @@ static void parse_top(const char *out, int tgid, struct top_result *r)
 	const char *line = out;
 
 	memset(r, 0, sizeof(*r));
+	r->min_cpu = 1e9;
 	while (*line) {
 		const char *end = strchrnul(line, '\n');
 		json_error_t error;
@@ -160,6 +215,8 @@ static void parse_top(const char *out, int tgid, struct top_result *r)
 			r->tgid_rows++;
 			if (json_real_value(json_object_get(task, "cpu_percent")) > r->max_cpu)
 				r->max_cpu = json_real_value(json_object_get(task, "cpu_percent"));
+			if (json_real_value(json_object_get(task, "cpu_percent")) < r->min_cpu)
+				r->min_cpu = json_real_value(json_object_get(task, "cpu_percent"));
 			if (json_is_null(place))
 				r->placements = -1;
 			else if (r->placements >= 0)
@@ -172,6 +229,7 @@ static void parse_top(const char *out, int tgid, struct top_result *r)
 FIXTURE(top) {
 	pid_t busy;
 	pid_t other;
+	pid_t top;		/* an mcpctl top a test started, or -1 */
 	char pid[16];
 	char out[512 * 1024];
 };
@@ -183,9 +241,10 @@ FIXTURE_SETUP(top)
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		SKIP(return, "this kernel has no BTF");
 	ASSERT_EQ(0, mcp_ensure_loaded());
-	self->busy = fork_busy();
+	self->busy = fork_busy(last_cpu(0));
 	ASSERT_LT(0, self->busy);
 	self->other = -1;
+	self->top = -1;
 	snprintf(self->pid, sizeof(self->pid), "%d", self->busy);
 }
 
@@ -193,9 +252,17 @@ FIXTURE_TEARDOWN(top)
 {
 	kill_child(self->busy);
 	kill_child(self->other);
+	kill_child(self->top);
 	if (!mcp_module_loaded())
 		mcp_ensure_loaded();
 }
+
+/*
+ * The share of a pinned spinner: most of one CPU (100), and not more than
+ * it by more than a clock tick or two.
+ */
+#define BUSY_MIN_CPU	50.0
+#define BUSY_MAX_CPU	105.0
 
 /* Every task: the busy process is among them, using the CPU. */
 TEST_F_TIMEOUT(top, busy_process_shows, 120)
@@ -208,7 +275,9 @@ TEST_F_TIMEOUT(top, busy_process_shows, 120)
 	EXPECT_EQ(0, r.bad) TH_LOG("%s", self->out);
 	EXPECT_LT(0, r.tgid_rows) TH_LOG("pid %d missing: %s", self->busy, self->out);
 	EXPECT_LT(0, r.other_rows) TH_LOG("no other task without -p");
-	EXPECT_LT(0.0, r.max_cpu) TH_LOG("%s", self->out);
+	TH_LOG("busy process: %d rows, CPU%% %.1f..%.1f", r.tgid_rows, r.min_cpu, r.max_cpu);
+	EXPECT_LT(BUSY_MIN_CPU, r.min_cpu) TH_LOG("%s", self->out);
+	EXPECT_GT(BUSY_MAX_CPU, r.max_cpu) TH_LOG("%s", self->out);
 }
 
 /* -p: the rows of exactly that process, though another one spins too. */
@@ -216,7 +285,7 @@ TEST_F_TIMEOUT(top, pid_filter, 120)
 {
 	struct top_result r;
 
-	self->other = fork_busy();
+	self->other = fork_busy(last_cpu(1));
 	ASSERT_LT(0, self->other);
 	ASSERT_EQ(0, MCPCTL(self->out, "top", "-p", self->pid, "1", "2", "--json"))
 		TH_LOG("%s", self->out);
@@ -225,7 +294,28 @@ TEST_F_TIMEOUT(top, pid_filter, 120)
 	EXPECT_EQ(0, r.bad) TH_LOG("%s", self->out);
 	EXPECT_EQ(2, r.tgid_rows) TH_LOG("one row per interval: %s", self->out);
 	EXPECT_EQ(0, r.other_rows) TH_LOG("%s", self->out);
-	EXPECT_LT(0.0, r.max_cpu) TH_LOG("%s", self->out);
+	TH_LOG("busy process: %d rows, CPU%% %.1f..%.1f", r.tgid_rows, r.min_cpu, r.max_cpu);
+	EXPECT_LT(BUSY_MIN_CPU, r.min_cpu) TH_LOG("%s", self->out);
+	EXPECT_GT(BUSY_MAX_CPU, r.max_cpu) TH_LOG("%s", self->out);
+}
+
+/* A process asleep for the whole run has no row: it never ran. */
+TEST_F_TIMEOUT(top, idle_process_has_no_row, 120)
+{
+	char idle_pid[16];
+	struct top_result r;
+
+	self->other = fork_idle();
+	ASSERT_LT(0, self->other);
+	ASSERT_EQ(0, wait_sleeping(self->other));
+	snprintf(idle_pid, sizeof(idle_pid), "%d", self->other);
+	ASSERT_EQ(0, MCPCTL(self->out, "top", "-p", idle_pid, "1", "2", "--json"))
+		TH_LOG("%s", self->out);
+	parse_top(self->out, self->other, &r);
+	EXPECT_EQ(2, r.objects) TH_LOG("%s", self->out);
+	EXPECT_EQ(0, r.bad) TH_LOG("%s", self->out);
+	EXPECT_EQ(0, r.tgid_rows) TH_LOG("%s", self->out);
+	EXPECT_EQ(0, r.other_rows) TH_LOG("%s", self->out);
 }
 
 /* Not a terminal: frames are appended, without escape sequences, and the
@@ -247,24 +337,27 @@ TEST_F_TIMEOUT(top, batch_frames, 120)
 /* A placement made through MCP while top runs shows in its row. */
 TEST_F_TIMEOUT(top, placement_counted, 120)
 {
-	char place_out[4096];
+	char place_out[4096], node[16];
 	struct top_result r;
-	int fd;
-	pid_t top;
+	int fd, rc;
 
-	top = mcp_start_mcpctl(&fd, 0, (const char *const[]){ "top", "-p", self->pid,
-							       "6", "1", "--json", NULL });
-	ASSERT_LT(0, top);
+	/* The node of the busy process's CPU: a node it may run on. */
+	ASSERT_LE(0, node_of_cpu(last_cpu(0)));
+	snprintf(node, sizeof(node), "%d", node_of_cpu(last_cpu(0)));
+	self->top = mcp_start_mcpctl(&fd, 0, (const char *const[]){ "top", "-p", self->pid,
+								     "6", "1", "--json", NULL });
+	ASSERT_LT(0, self->top);
 	/*
 	 * The mcp tracer attaches last; top then resets the counters once
 	 * and starts its 6 s interval: place 1 s later.
 	 */
-	ASSERT_EQ(0, wait_tp_attached(top, "mcp_place"));
+	ASSERT_EQ(0, wait_tp_attached(self->top, "mcp_place"));
 	sleep(1);
-	ASSERT_EQ(0, MCPCTL(place_out, "place", "-p", self->pid, "--node", "0"))
+	ASSERT_EQ(0, MCPCTL(place_out, "place", "-p", self->pid, "--node", node))
 		TH_LOG("%s", place_out);
-	ASSERT_EQ(0, mcp_finish_mcpctl(top, fd, self->out, sizeof(self->out)))
-		TH_LOG("%s", self->out);
+	rc = mcp_finish_mcpctl(self->top, fd, self->out, sizeof(self->out));
+	self->top = -1;		/* reaped */
+	ASSERT_EQ(0, rc) TH_LOG("%s", self->out);
 	parse_top(self->out, self->busy, &r);
 	EXPECT_EQ(1, r.objects);
 	EXPECT_EQ(0, r.bad) TH_LOG("%s", self->out);
@@ -284,9 +377,8 @@ TEST_F_TIMEOUT(top, without_module, 120)
 	EXPECT_EQ(1, r.objects);
 	EXPECT_EQ(0, r.bad) TH_LOG("%s", self->out);
 	EXPECT_EQ(0, r.mcp_available);
-	/* A lone spinner may not be switched out in the interval (no row). */
-	if (r.tgid_rows)
-		EXPECT_EQ(-1, r.placements) TH_LOG("%s", self->out);
+	EXPECT_EQ(1, r.tgid_rows) TH_LOG("%s", self->out);
+	EXPECT_EQ(-1, r.placements) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "mcp.ko not loaded")) TH_LOG("%s", self->out);
 }
 
