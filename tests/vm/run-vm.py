@@ -365,6 +365,11 @@ def main():
     ap.add_argument("--kernel-arg", action="append", default=[], metavar="ARG",
                     help="append ARG to the guest kernel command line (repeatable; "
                          "later ones win, e.g. slub_debug=FZP)")
+    ap.add_argument("--clock", choices=["kernel", "tsc"],
+                    help="guest clocksource: 'kernel', its own choice (the emulated HPET, as "
+                         "TCG's TSC looks unsynchronized), or 'tsc' (tsc=reliable: the TSC, as "
+                         "on a real host, so clock_gettime() stays in the vDSO); default: tsc "
+                         "for --mode bench, kernel otherwise")
     ap.add_argument("--timeout", type=int, default=900,
                     help="seconds before QEMU is killed (default 900: module loads bind edu, "
                          "which takes seconds each, see Documentation/testing-vm.rst)")
@@ -411,9 +416,13 @@ def main():
         print("run-vm: initramfs build failed", file=sys.stderr)
         return 2
 
+    kernel_args = list(args.kernel_arg)
+    clock = args.clock or ("tsc" if args.mode == "bench" else "kernel")
+    if clock == "tsc":
+        kernel_args.insert(0, "tsc=reliable")
     cmd = qemu_command(args.topology, args.kernel, initrd,
                        tcg_thread="multi" if args.tcg_multi else "single", cpu=args.cpu,
-                       kernel_args=" ".join(args.kernel_arg))
+                       kernel_args=" ".join(kernel_args))
     print("run-vm: booting %s (%s), log %s" % (args.topology, args.mode,
                                                 os.path.relpath(log_path, os.getcwd())))
     lines, timed_out, secs, qrc = run_qemu(cmd, log_path, args.timeout, args.verbose)
