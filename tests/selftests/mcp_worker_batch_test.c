@@ -7,13 +7,16 @@
  * time-out cancels the chained rest; closing a worker fd mid-chain
  * re-queues the running job and puts the others back; one-job reads are
  * unchanged; JOBS_DONE's bad arguments, per-report statuses and clamped
- * timestamps.  The test thread is the worker: every step is explicit.
+ * timestamps; a read into a buffer that faults hands its chain back.  The
+ * test thread is the worker: every step is explicit, but for the races:
+ * two threads reporting one chain, two threads reading one worker fd.
  */
 #include "mcp_bo.h"
 #include "mcp_fence.h"
 #include "mcp_graph.h"
 #include "../graph_cases/mcp_graph_cases.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -660,6 +663,244 @@ TEST_F_TIMEOUT(batch, timestamps_clamped, 60)
 	EXPECT_EQ(t_mid2, ns[2].start_ns);
 	EXPECT_LT(t_mid2, ns[2].end_ns);
 	EXPECT_GE(t_done, ns[2].end_ns);
+	close(wfd);
+}
+
+/* A read whose buffer faults part-way hands the whole chain back. */
+TEST_F_TIMEOUT(batch, read_fault_hands_chain_back, 60)
+{
+	struct mcp_worker_job jobs[CHAIN_MAX];
+	struct mcp_job_report r[CHAIN_MAX];
+	struct mcp_graph_case_graph g;
+	long pg = sysconf(_SC_PAGESIZE);
+	int graph, wfd, fence, n = -EAGAIN;
+	char *page, *fresh;
+	__u64 exec_id;
+
+	build_chain(&g, 4);
+	graph = graph_create(self->fd, &g, self->bo);
+	ASSERT_LT(0, graph);
+	wfd = worker_open(self->fd, -1);
+	ASSERT_LE(0, wfd);
+	page = mcp_guarded_page();
+	ASSERT_NE(NULL, page);
+	fence = graph_exec(self->fd, graph, 0, &exec_id);
+	ASSERT_LE(0, fence);
+
+	/* Entry 0 fits before the hole; entry 1 runs into it after 16 bytes. */
+	for (int i = 0; i < 500 && n == -EAGAIN; i++) {
+		n = read_jobs(wfd, (void *)(page + pg - JOB_SZ - 16), 4 * JOB_SZ);
+		if (n == -EAGAIN)
+			usleep(10000);
+	}
+	EXPECT_EQ(-EFAULT, n);
+	/* Read-only memory: refused too, and nothing is lost. */
+	ASSERT_EQ(0, mprotect(page, pg, PROT_READ));
+	EXPECT_EQ(-EFAULT, read_jobs(wfd, (void *)page, 2 * JOB_SZ));
+	munmap(page, 2 * pg);
+
+	/* A buffer never touched before is faulted in as usual. */
+	fresh = mmap(NULL, CHAIN_MAX * JOB_SZ, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, fresh);
+	n = read_jobs_wait(wfd, (void *)fresh, CHAIN_MAX * JOB_SZ);
+	ASSERT_EQ(4, n);
+	memcpy(jobs, fresh, n * JOB_SZ);
+	munmap(fresh, CHAIN_MAX * JOB_SZ);
+	for (int i = 0; i < n; i++) {
+		EXPECT_EQ(i, jobs[i].node);
+		EXPECT_EQ(i ? MCP_WORKER_JOB_CHAINED : 0, jobs[i].flags);
+	}
+	reports_of(r, jobs, n);
+	ASSERT_EQ(0, jobs_done(wfd, r, n));
+	for (int i = 0; i < n; i++) {
+		EXPECT_EQ(0, r[i].status) TH_LOG("report %d", i);
+	}
+	EXPECT_EQ(1, fence_finish(fence, 10000));
+	close(wfd);
+}
+
+#define RACE_CHAIN	40
+#define RACE_ROUNDS	30
+
+struct report_race {
+	int wfd;
+	pthread_barrier_t *go;
+	struct mcp_job_report r[RACE_CHAIN];
+	int ret;
+};
+
+static void *report_racer(void *arg)
+{
+	struct report_race *rr = arg;
+
+	pthread_barrier_wait(rr->go);
+	rr->ret = jobs_done(rr->wfd, rr->r, RACE_CHAIN);
+	return NULL;
+}
+
+/*
+ * Two threads report the same 40-job chain at once, in groups that may
+ * interleave: each job is applied by exactly one of them, the other is
+ * told -ENOENT, and the execution ends well.
+ */
+TEST_F_TIMEOUT(batch, racing_reports_apply_once, 120)
+{
+	struct mcp_worker_job jobs[RACE_CHAIN];
+	struct mcp_graph_node_status ns[RACE_CHAIN];
+	struct mcp_graph_status st;
+	struct mcp_graph_case_graph g;
+	struct report_race a = { 0 }, b = { 0 };
+	pthread_barrier_t go;
+	pthread_t ta, tb;
+	int graph, wfd, split = 0;
+
+	build_chain(&g, RACE_CHAIN);
+	graph = graph_create(self->fd, &g, self->bo);
+	ASSERT_LT(0, graph);
+	wfd = worker_open(self->fd, -1);
+	ASSERT_LE(0, wfd);
+	ASSERT_EQ(0, pthread_barrier_init(&go, NULL, 2));
+	a.wfd = b.wfd = wfd;
+	a.go = b.go = &go;
+
+	/*
+	 * Round 0 interleaves by hand (one vCPU thread runs all vCPUs in the
+	 * test VM, so the threads below rarely overlap): 16 reports, then
+	 * all 40, then the other 24.
+	 */
+	for (int round = 0; round < RACE_ROUNDS; round++) {
+		__u64 exec_id;
+		int fence = graph_exec(self->fd, graph, 0, &exec_id);
+
+		ASSERT_LE(0, fence);
+		ASSERT_EQ(RACE_CHAIN, read_jobs_wait(wfd, jobs, sizeof(jobs)));
+		if (!round) {
+			reports_of(a.r, jobs, RACE_CHAIN);
+			reports_of(b.r, jobs, RACE_CHAIN);
+			ASSERT_EQ(0, jobs_done(wfd, a.r, 16));
+			ASSERT_EQ(0, jobs_done(wfd, b.r, RACE_CHAIN));
+			ASSERT_EQ(0, jobs_done(wfd, a.r + 16, RACE_CHAIN - 16));
+			goto check;
+		}
+		reports_of(a.r, jobs, RACE_CHAIN);
+		reports_of(b.r, jobs, RACE_CHAIN);
+		ASSERT_EQ(0, pthread_create(&ta, NULL, report_racer, &a));
+		ASSERT_EQ(0, pthread_create(&tb, NULL, report_racer, &b));
+		pthread_join(ta, NULL);
+		pthread_join(tb, NULL);
+		ASSERT_EQ(0, a.ret);
+		ASSERT_EQ(0, b.ret);
+check:
+		/* Both won some: their groups interleaved this round. */
+		split += a.r[0].status != a.r[RACE_CHAIN - 1].status;
+		for (int i = 0; i < RACE_CHAIN; i++) {
+			int sa = a.r[i].status, sb = b.r[i].status;
+
+			EXPECT_TRUE((sa == 0 && sb == -ENOENT) || (sa == -ENOENT && sb == 0))
+				TH_LOG("round %d job %d: statuses %d and %d", round, i, sa, sb);
+		}
+		EXPECT_EQ(1, fence_finish(fence, 10000));
+		ASSERT_EQ(0, graph_status(self->fd, exec_id, ns, RACE_CHAIN, &st));
+		EXPECT_EQ(MCP_GRAPH_STATE_DONE, st.state);
+		for (int i = 0; i < RACE_CHAIN; i++) {
+			EXPECT_EQ(0, ns[i].result) TH_LOG("round %d node %d", round, i);
+		}
+	}
+	EXPECT_LE(1, split);
+	ksft_print_msg("%d of %d rounds interleaved the two reporters (1 by hand)\n",
+		       split, RACE_ROUNDS);
+	pthread_barrier_destroy(&go);
+	close(wfd);
+}
+
+#define WIDE		32
+
+struct reader_race {
+	int wfd;
+	int *taken;	/* shared: jobs read by both */
+	int got;
+	__u32 nodes[WIDE];
+	int err;
+};
+
+/* Reads and reports until it sees -EAGAIN with every job taken. */
+static void *reader_racer(void *arg)
+{
+	struct reader_race *rr = arg;
+	struct mcp_worker_job jobs[4];
+	struct mcp_job_report r[4];
+
+	while (__atomic_load_n(rr->taken, __ATOMIC_SEQ_CST) < WIDE) {
+		int n = read_jobs(rr->wfd, jobs, sizeof(jobs));
+
+		if (n == -EAGAIN) {
+			usleep(100);
+			continue;
+		}
+		if (n <= 0 || rr->got + n > WIDE) {
+			rr->err = n <= 0 ? n : -E2BIG;
+			break;
+		}
+		for (int i = 0; i < n; i++)
+			rr->nodes[rr->got++] = jobs[i].node;
+		__atomic_add_fetch(rr->taken, n, __ATOMIC_SEQ_CST);
+		reports_of(r, jobs, n);
+		rr->err = jobs_done(rr->wfd, r, n);
+		for (int i = 0; i < n && !rr->err; i++)
+			rr->err = r[i].status;
+		if (rr->err)
+			break;
+	}
+	return NULL;
+}
+
+/*
+ * Two threads read one worker fd at once (32 independent jobs, room for
+ * 4 each time): every job goes to exactly one of them.
+ */
+TEST_F_TIMEOUT(batch, racing_readers_share_jobs, 120)
+{
+	struct mcp_graph_case_graph g;
+	struct reader_race a, b;
+	pthread_t ta, tb;
+	int graph, wfd, fence, taken = 0;
+	__u64 exec_id;
+	int seen[WIDE] = { 0 };
+
+	mcp_graph_case_init(&g);
+	mcp_graph_case_buffer(&g, PAGE, 0);
+	for (int i = 0; i < 2 * WIDE; i++)
+		mcp_graph_case_tensor(&g, 0, MCP_DTYPE_F32, 64 * i, 1, 16);
+	for (int i = 0; i < WIDE; i++)
+		mcp_graph_case_node(&g, MCP_OP_WNOP, MCP_GRAPH_ENGINE_WORKER, 1, 1,
+				    i, WIDE + i);
+	graph = graph_create(self->fd, &g, self->bo);
+	ASSERT_LT(0, graph);
+	wfd = worker_open(self->fd, -1);
+	ASSERT_LE(0, wfd);
+	fence = graph_exec(self->fd, graph, 0, &exec_id);
+	ASSERT_LE(0, fence);
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	a.wfd = b.wfd = wfd;
+	a.taken = b.taken = &taken;
+	ASSERT_EQ(0, pthread_create(&ta, NULL, reader_racer, &a));
+	ASSERT_EQ(0, pthread_create(&tb, NULL, reader_racer, &b));
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	EXPECT_EQ(0, a.err);
+	EXPECT_EQ(0, b.err);
+	EXPECT_EQ(WIDE, a.got + b.got);
+	for (int i = 0; i < a.got; i++)
+		seen[a.nodes[i] % WIDE]++;
+	for (int i = 0; i < b.got; i++)
+		seen[b.nodes[i] % WIDE]++;
+	for (int i = 0; i < WIDE; i++) {
+		EXPECT_EQ(1, seen[i]) TH_LOG("node %d", i);
+	}
+	EXPECT_EQ(1, fence_finish(fence, 10000));
 	close(wfd);
 }
 
