@@ -19,15 +19,15 @@
  * dump_task_totals(), which adds the slice a thread on a CPU has run so
  * far (a thread that is never switched out still shows; the threads that
  * exited meanwhile left theirs in "exited" at their last switch), and
- * reports the difference.  It reads
- * task fields directly instead of through bpf_probe_read_kernel() and
- * takes the time from the run queue's clock, which the scheduler has just
- * updated, instead of bpf_ktime_get_ns() (an HPET read on hosts without a
- * stable TSC, e.g. the TCG test VM): through the per-CPU runqueues where
- * the kernel lets it, else through the task (the _kt programs).  The raw_tp family sees task pointers as
- * plain numbers, so it keeps the state and an interval's counts in
- * pid-keyed hash maps, which the loader drains, and reads through
- * bpf_probe_read_kernel() and bpf_ktime_get_ns().
+ * reports the difference.  It reads task fields directly instead of
+ * through bpf_probe_read_kernel() and takes the time from the run queue's
+ * clock, which the scheduler has just updated, instead of
+ * bpf_ktime_get_ns() (an HPET read on hosts without a stable TSC, e.g.
+ * the TCG test VM): through the per-CPU runqueues where the kernel lets
+ * it, else through the task (the _kt programs).  The raw_tp family sees
+ * task pointers as plain numbers, so it keeps the state and an interval's
+ * counts in pid-keyed hash maps, which the loader drains, and reads
+ * through bpf_probe_read_kernel() and bpf_ktime_get_ns().
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
