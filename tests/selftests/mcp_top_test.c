@@ -259,10 +259,12 @@ FIXTURE_TEARDOWN(top)
 
 /*
  * The share of a pinned spinner: most of one CPU (100), and not more than
- * it by more than a clock tick or two.
+ * it by more than its run queue's clock can lag (a tick; under TCG a vCPU
+ * QEMU is not running does not move its clock: 70 ms seen).  A slice
+ * counted twice would show ~200.
  */
 #define BUSY_MIN_CPU	50.0
-#define BUSY_MAX_CPU	105.0
+#define BUSY_MAX_CPU	110.0
 
 /* Every task: the busy process is among them, using the CPU. */
 TEST_F_TIMEOUT(top, busy_process_shows, 120)
