@@ -301,6 +301,25 @@ TEST_F_TIMEOUT(top, pid_filter, 120)
 	EXPECT_GT(BUSY_MAX_CPU, r.max_cpu) TH_LOG("%s", self->out);
 }
 
+/*
+ * Intervals shorter than the spinner's vCPU goes between two switches
+ * (300 ms had none in the VM): a row in each all the same, from the
+ * slice it has run so far.
+ */
+TEST_F_TIMEOUT(top, busy_process_every_short_interval, 120)
+{
+	struct top_result r;
+
+	ASSERT_EQ(0, MCPCTL(self->out, "top", "-p", self->pid, "0.3", "4", "--json"))
+		TH_LOG("%s", self->out);
+	parse_top(self->out, self->busy, &r);
+	TH_LOG("busy process: %d rows, CPU%% %.1f..%.1f", r.tgid_rows, r.min_cpu, r.max_cpu);
+	EXPECT_EQ(4, r.objects) TH_LOG("%s", self->out);
+	EXPECT_EQ(0, r.bad) TH_LOG("%s", self->out);
+	EXPECT_EQ(4, r.tgid_rows) TH_LOG("one row per interval: %s", self->out);
+	EXPECT_LT(BUSY_MIN_CPU, r.min_cpu) TH_LOG("%s", self->out);
+}
+
 /* A process asleep for the whole run has no row: it never ran. */
 TEST_F_TIMEOUT(top, idle_process_has_no_row, 120)
 {
