@@ -5,17 +5,59 @@
 // binding buffers does not grow it, and a reused handle never resolves to
 // the memory of the buffer that had it before.
 #include <poll.h>
+#include <sys/mman.h>
 
 #include "runtime_internal.hpp"
 
 namespace mcp::detail {
 
+HandleRegistry::Mapping::~Mapping()
+{
+	if (owned)
+		::munmap(memory.data(), memory.size());
+}
+
 void HandleRegistry::acquire(std::uint32_t handle, std::span<std::byte> memory)
+{
+	acquire(handle, memory, nullptr, 0);
+}
+
+void HandleRegistry::acquire(std::uint32_t handle, std::span<std::byte> memory, int fd,
+			     std::uint64_t offset)
+{
+	acquire(handle, memory, &fd, offset);
+}
+
+void HandleRegistry::acquire(std::uint32_t handle, std::span<std::byte> memory, const int *fd,
+			     std::uint64_t offset)
 {
 	std::unique_lock guard(lock_);
 	Entry &e = map_[handle];
 
-	e.memory = memory;
+	// Known with this memory (the same BO: its mmap offset is unique):
+	// one more user of the same mapping.
+	bool same = e.map && e.map->memory.size() == memory.size() &&
+		    (e.map->owned ? fd && e.map->offset == offset
+				  : !fd && e.map->memory.data() == memory.data());
+	if (!same) {
+		std::span<std::byte> own;
+		if (fd && !memory.empty()) {
+			void *p = ::mmap(nullptr, memory.size(), PROT_READ | PROT_WRITE, MAP_SHARED,
+					 *fd, static_cast<off_t>(offset));
+			if (p != MAP_FAILED)
+				own = {static_cast<std::byte *>(p), memory.size()};
+		}
+		try {
+			e.map = own.empty() ? std::make_shared<const Mapping>(memory, false, 0)
+					    : std::make_shared<const Mapping>(own, true, offset);
+		} catch (...) {
+			if (!own.empty())
+				::munmap(own.data(), own.size());
+			if (!e.users)
+				map_.erase(handle);
+			throw;
+		}
+	}
 	e.users++;
 }
 
@@ -73,7 +115,15 @@ std::span<std::byte> HandleRegistry::find(std::uint32_t handle) const
 	std::shared_lock guard(lock_);
 	auto it = map_.find(handle);
 
-	return it == map_.end() ? std::span<std::byte>() : it->second.memory;
+	return it == map_.end() ? std::span<std::byte>() : it->second.map->memory;
+}
+
+HandleRegistry::Pin HandleRegistry::pin(std::uint32_t handle) const
+{
+	std::shared_lock guard(lock_);
+	auto it = map_.find(handle);
+
+	return it == map_.end() ? Pin() : it->second.map;
 }
 
 std::size_t HandleRegistry::size() const

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -125,6 +126,20 @@ std::vector<int> buffer_nodes(const GraphDef &def, const LoadOptions &options, c
 	return nodes;
 }
 
+// @buf in @registry: a kernel buffer mapped again for the registry, so a
+// job still running on it outlives the Buffer (HandleRegistry says why).
+void register_buffer(detail::HandleRegistry &registry, Buffer &buf, int ctx_fd)
+{
+	std::span<std::byte> memory = buf.data();
+
+	if (buf.kind() == BufferKind::kernel)
+		if (std::optional<std::uint64_t> offset = buf.info().mmap_offset) {
+			registry.acquire(buf.handle(), memory, ctx_fd, *offset);
+			return;
+		}
+	registry.acquire(buf.handle(), memory);
+}
+
 // The bindings of one execution in the registry: released on destruction
 // unless release_after() handed them to the execution's fence.
 class BindingHold {
@@ -138,11 +153,11 @@ public:
 			registry_.release(h);
 	}
 
-	void acquire(std::uint32_t handle, std::span<std::byte> memory)
+	void acquire(Buffer &buf, int ctx_fd)
 	{
 		handles_.reserve(handles_.size() + 1);
-		registry_.acquire(handle, memory);
-		handles_.push_back(handle);
+		register_buffer(registry_, buf, ctx_fd);
+		handles_.push_back(buf.handle());
 	}
 	// Without a duplicate of the fence (EMFILE) the handles stay
 	// registered for the runtime's life: never released under a job.
@@ -404,7 +419,7 @@ LoadedGraph Runtime::load(const GraphDef &def, const LoadOptions &options)
 			fill(*b.init, init_dtype(*b.init), memory.first(b.length));
 		handles.push_back(buf.handle());
 		g.buffers_.push_back(std::move(buf));
-		state.registry.acquire(handles.back(), memory);
+		register_buffer(state.registry, g.buffers_.back(), state.ctx.fd());
 	}
 	struct mcp_graph_create arg = {};
 	arg.size = sizeof(arg);
@@ -448,7 +463,7 @@ Execution Runtime::execute(LoadedGraph &graph, std::span<const GraphBinding> bin
 	// The bound memory is registered until the execution has ended.
 	BindingHold hold(state.registry);
 	for (const GraphBinding &b : bindings)
-		hold.acquire(b.with->handle(), b.with->data());
+		hold.acquire(*b.with, state.ctx.fd());
 	struct mcp_graph_exec arg = {};
 	arg.size = sizeof(arg);
 	arg.graph = graph.handle();

@@ -28,8 +28,31 @@ namespace mcp::detail {
 // while it may be used: a graph's buffers until the LoadedGraph goes, a
 // binding until the execution that used it has ended.  Counted, since one
 // Buffer may be bound to several executions in flight.
+//
+// A worker pins the mappings of a job's tensors while it runs the job.  An
+// entry made with the buffer's context fd and mmap offset maps the BO
+// again for itself (the mapping holds the BO in the kernel too), so a job
+// still running when its execution was stopped (time-out, fd closed) and
+// its buffers were destroyed keeps valid memory until it returns, instead
+// of writing into unmapped pages.
 class HandleRegistry {
 public:
+	// Memory of one handle; unmapped with its last pin when owned.
+	struct Mapping {
+		std::span<std::byte> memory;
+		bool owned = false;
+		std::uint64_t offset = 0;	// owned: the BO's mmap offset
+
+		Mapping(std::span<std::byte> m, bool own, std::uint64_t off) noexcept
+			: memory(m), owned(own), offset(off)
+		{
+		}
+		Mapping(const Mapping &) = delete;
+		Mapping &operator=(const Mapping &) = delete;
+		~Mapping();
+	};
+	using Pin = std::shared_ptr<const Mapping>;
+
 	HandleRegistry() = default;
 	HandleRegistry(const HandleRegistry &) = delete;
 	HandleRegistry &operator=(const HandleRegistry &) = delete;
@@ -38,6 +61,10 @@ public:
 	// known handle replaces it: the kernel reused the handle of a
 	// destroyed buffer.
 	void acquire(std::uint32_t handle, std::span<std::byte> memory);
+	// The same for a BO that @fd maps at @offset: a new entry maps it for
+	// itself (@memory, the caller's mapping, if that fails).
+	void acquire(std::uint32_t handle, std::span<std::byte> memory, int fd,
+		     std::uint64_t offset);
 	// One user fewer; the entry goes with the last.
 	void release(std::uint32_t handle) noexcept;
 	// Releases @handles (acquired) once @fence, an execution's out-fence
@@ -48,19 +75,24 @@ public:
 	void release_ended() noexcept;
 	// The memory of @handle, empty when unknown.
 	std::span<std::byte> find(std::uint32_t handle) const;
+	// The same, kept mapped while the pin lives; null when unknown.
+	Pin pin(std::uint32_t handle) const;
 	// Handles known, executions waited for (for the tests).
 	std::size_t size() const;
 	std::size_t pending() const;
 
 private:
 	struct Entry {
-		std::span<std::byte> memory;
+		Pin map;
 		unsigned users = 0;
 	};
 	struct Pending {
 		UniqueFd fence;
 		std::vector<std::uint32_t> handles;
 	};
+
+	void acquire(std::uint32_t handle, std::span<std::byte> memory, const int *fd,
+		     std::uint64_t offset);
 
 	mutable std::shared_mutex lock_;
 	std::unordered_map<std::uint32_t, Entry> map_;
@@ -102,9 +134,11 @@ struct RuntimeAccess {
 	static const RuntimeState *state(const Runtime &rt) noexcept { return rt.state_.get(); }
 };
 
-// Tensor @t of a job resolved through @registry: @err is -ENOENT for an
-// unknown handle, -EINVAL for a tensor past its BO's mapped end.
-OpTensor resolve(const HandleRegistry &registry, const struct mcp_worker_tensor &t, int &err);
+// Tensor @t of a job resolved through @registry, its mapping held by @pin
+// while the job runs: @err is -ENOENT for an unknown handle, -EINVAL for
+// a tensor past its BO's mapped end.
+OpTensor resolve(const HandleRegistry &registry, const struct mcp_worker_tensor &t,
+		 HandleRegistry::Pin &pin, int &err);
 
 // One job, as a worker runs it: 0 or a negative errno for JOB_DONE.
 int run_job(const HandleRegistry &registry, const struct mcp_worker_job &job) noexcept;

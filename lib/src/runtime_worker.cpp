@@ -23,7 +23,8 @@
 
 namespace mcp::detail {
 
-OpTensor resolve(const HandleRegistry &registry, const struct mcp_worker_tensor &t, int &err)
+OpTensor resolve(const HandleRegistry &registry, const struct mcp_worker_tensor &t,
+		 HandleRegistry::Pin &pin, int &err)
 {
 	OpTensor o;
 
@@ -33,11 +34,12 @@ OpTensor resolve(const HandleRegistry &registry, const struct mcp_worker_tensor 
 	for (unsigned k = 0; k < o.rank; k++)
 		o.dims[k] = t.dims[k];
 	o.bytes = tensor_bytes(o);
-	std::span<std::byte> memory = registry.find(t.handle);
-	if (memory.empty()) {
+	pin = registry.pin(t.handle);
+	if (!pin) {
 		err = -ENOENT;
 		return o;
 	}
+	std::span<std::byte> memory = pin->memory;
 	if (t.offset > memory.size() || o.bytes > memory.size() - t.offset) {
 		err = -EINVAL;
 		return o;
@@ -49,6 +51,8 @@ OpTensor resolve(const HandleRegistry &registry, const struct mcp_worker_tensor 
 int run_job(const HandleRegistry &registry, const struct mcp_worker_job &job) noexcept
 {
 	OpTensor in[MCP_GRAPH_MAX_INPUTS], out[MCP_GRAPH_MAX_OUTPUTS];
+	// The tensors' mappings stay until the operator returns.
+	HandleRegistry::Pin pins[MCP_GRAPH_MAX_INPUTS + MCP_GRAPH_MAX_OUTPUTS];
 	int err = 0;
 
 	if (job.op == MCP_OP_WNOP)
@@ -58,9 +62,9 @@ int run_job(const HandleRegistry &registry, const struct mcp_worker_job &job) no
 		return -EINVAL;
 	try {
 		for (unsigned k = 0; k < job.n_inputs && !err; k++)
-			in[k] = resolve(registry, job.inputs[k], err);
+			in[k] = resolve(registry, job.inputs[k], pins[k], err);
 		for (unsigned k = 0; k < job.n_outputs && !err; k++)
-			out[k] = resolve(registry, job.outputs[k], err);
+			out[k] = resolve(registry, job.outputs[k], pins[job.n_inputs + k], err);
 	} catch (const std::exception &) {
 		return -ENOMEM;
 	}

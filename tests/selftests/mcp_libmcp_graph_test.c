@@ -672,6 +672,60 @@ TEST_F(graph, fresh_bindings_leave_the_handle_registry_as_it_was)
 	mcp_graph_free(def);
 }
 
+/*
+ * A worker job still running when its execution timed out keeps its
+ * tensors' memory: the test frees the graph and its buffers at once, the
+ * GELU over 32 MiB goes on writing for a while (seconds under TCG), and
+ * the process lives to run the next graph (the registry maps kernel
+ * buffers for itself).
+ */
+TEST_F(graph, a_job_outlives_its_timed_out_graph)
+{
+	const uint32_t n = 8u << 20;	/* floats: 32 MiB in, 32 MiB out */
+	struct mcp_graph_def *big = NULL, *def;
+	struct mcp_loaded_graph *lg = NULL;
+	struct mcp_exec_opts opts = { .size = sizeof(opts), .timeout_ms = 20 };
+	struct mcp_exec_node nodes[1];
+	struct mcp_exec_status st;
+	struct mcp_fence *f = NULL;
+	uint32_t bin, bout, a, b, node, dims[1] = { n };
+	uint64_t id = 0;
+	int job_error = 0;
+
+	ASSERT_EQ(0, mcp_graph_new("long_gelu", &big));
+	ASSERT_EQ(0, mcp_graph_add_buffer(big, "in", MCP_GRAPH_BUFFER_INPUT, NULL, &bin));
+	ASSERT_EQ(0, mcp_graph_add_buffer(big, "out", MCP_GRAPH_BUFFER_OUTPUT, NULL, &bout));
+	ASSERT_EQ(0, mcp_graph_add_tensor(big, "a", bin, MCP_GRAPH_DTYPE_F32, dims, 1,
+					  MCP_GRAPH_LAYOUT_DENSE, &a));
+	ASSERT_EQ(0, mcp_graph_add_tensor(big, "b", bout, MCP_GRAPH_DTYPE_F32, dims, 1,
+					  MCP_GRAPH_LAYOUT_DENSE, &b));
+	ASSERT_EQ(0, mcp_graph_add_node(big, "gelu", MCP_GRAPH_OP_GELU, MCP_GRAPH_CLASS_WORKER,
+					&a, 1, &b, 1, NULL, 0, 0, &node));
+	ASSERT_EQ(0, mcp_runtime_load(self->rt, big, &lg, NULL)) TH_LOG("%s", mcp_strerror_last());
+
+	ASSERT_EQ(0, mcp_runtime_execute(self->rt, lg, NULL, 0, &opts, &id, &f))
+		TH_LOG("%s", mcp_strerror_last());
+	EXPECT_EQ(0, mcp_fence_wait(f, WAIT_NS, &job_error)) TH_LOG("%s", mcp_strerror_last());
+	EXPECT_EQ(-ETIMEDOUT, job_error);
+	mcp_fence_free(f);
+	st.size = sizeof(st);
+	ASSERT_EQ(0, mcp_runtime_status(self->rt, id, &st, nodes, 1));
+	EXPECT_EQ(-ETIMEDOUT, nodes[0].result);
+	/* It had started: the worker was running it when the time ran out. */
+	EXPECT_NE(0, nodes[0].start_ns);
+	mcp_loaded_graph_free(lg);
+
+	def = diamond(_metadata, 256);
+	ASSERT_NE(NULL, def);
+	ASSERT_EQ(0, mcp_runtime_load(self->rt, def, &lg, NULL)) TH_LOG("%s", mcp_strerror_last());
+	ASSERT_EQ(0, exec_wait(_metadata, self->rt, lg, NULL, 0, &st, NULL, 0));
+	EXPECT_EQ(MCP_EXEC_DONE, st.state);
+	mcp_loaded_graph_free(lg);
+	EXPECT_EQ(0, mcp_runtime_test_registry_size(self->rt, NULL));
+	mcp_graph_free(def);
+	mcp_graph_free(big);
+}
+
 /* ---- buffer placement at load ---- */
 
 /* The online node ids, ascending; their count. */

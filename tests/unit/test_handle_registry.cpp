@@ -2,13 +2,16 @@
 // The graph runtime's handle registry without a kernel: counted entries, a
 // reused handle resolving to its new memory, bindings released only once
 // their execution's fence (an eventfd here) is readable, one buffer bound
-// to two executions in flight, and N executions with fresh bindings
-// leaving the registry as it was.
+// to two executions in flight, N executions with fresh bindings leaving
+// the registry as it was, and a job's pin keeping a buffer's pages (a
+// memfd here) mapped after the buffer went.
 #include <cstdint>
 #include <vector>
 
 #include <criterion/criterion.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "runtime_internal.hpp"
@@ -139,4 +142,81 @@ Test(handle_registry, without_a_fence_the_bindings_stay)
 	r.release_after(UniqueFd(), {9});
 	r.release_ended();
 	cr_expect_eq(r.find(9).data(), in.data(), "never released under a job it cannot see end");
+}
+
+namespace {
+
+// A 2-page memfd standing in for a BO and the caller's mapping of it.
+struct FakeBo {
+	UniqueFd fd{static_cast<int>(::syscall(SYS_memfd_create, "fake_bo", MFD_CLOEXEC))};
+	std::span<std::byte> caller;
+
+	FakeBo()
+	{
+		cr_assert(fd.valid());
+		cr_assert_eq(::ftruncate(fd.get(), 2 * 4096), 0);
+		void *p = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 4096);
+		cr_assert_neq(p, MAP_FAILED);
+		caller = {static_cast<std::byte *>(p), 4096};
+	}
+	void unmap_caller() { ::munmap(caller.data(), caller.size()); }
+};
+
+} // namespace
+
+Test(handle_registry, a_pin_keeps_the_memory_after_the_buffer_went)
+{
+	HandleRegistry r;
+	FakeBo bo;
+
+	r.acquire(4, bo.caller, bo.fd.get(), 4096);
+	HandleRegistry::Pin pin = r.pin(4);
+	cr_assert(pin);
+	cr_expect(pin->owned, "mapped again for the registry");
+	cr_expect_neq(pin->memory.data(), bo.caller.data());
+	bo.caller[0] = std::byte{7};
+	cr_expect_eq(pin->memory[0], std::byte{7}, "the same pages");
+
+	// The buffer goes (its entry, then its mapping) while a job runs.
+	r.release(4);
+	bo.unmap_caller();
+	cr_expect_eq(r.size(), 0u);
+	cr_expect(!r.pin(4), "unknown to new jobs");
+	pin->memory[1] = std::byte{9};	// the running job still writes
+	std::byte back{};
+	cr_expect_eq(::pread(bo.fd.get(), &back, 1, 4096 + 1), 1);
+	cr_expect_eq(back, std::byte{9});
+}
+
+Test(handle_registry, one_mapping_per_bo)
+{
+	HandleRegistry r;
+	FakeBo bo;
+
+	r.acquire(4, bo.caller, bo.fd.get(), 4096);
+	r.acquire(4, bo.caller, bo.fd.get(), 4096);
+	HandleRegistry::Pin first = r.pin(4);
+	cr_expect_eq(r.size(), 1u);
+	// The handle reused for another BO (another offset): a new mapping.
+	r.acquire(4, bo.caller, bo.fd.get(), 0);
+	HandleRegistry::Pin second = r.pin(4);
+	cr_expect_neq(first.get(), second.get());
+	cr_expect_eq(second->offset, 0u);
+	r.release(4);
+	r.release(4);
+	r.release(4);
+	cr_expect(!r.pin(4));
+	bo.unmap_caller();
+}
+
+Test(handle_registry, an_unmappable_fd_falls_back_to_the_callers_memory)
+{
+	HandleRegistry r;
+	std::vector<std::byte> memory(64);
+
+	r.acquire(2, memory_of(memory), -1, 0);
+	HandleRegistry::Pin pin = r.pin(2);
+	cr_assert(pin);
+	cr_expect(!pin->owned);
+	cr_expect_eq(pin->memory.data(), memory.data());
 }
