@@ -151,6 +151,25 @@ static void build_chain(struct mcp_graph_case_graph *g, int n)
 				    i, i + 1);
 }
 
+/*
+ * A chain of n WNOP nodes made into a graph on bo, a worker fd for the
+ * caller's node in *wfd, and one execution of it: its fence, or -errno.
+ */
+static int chain_exec(int fd, const __u32 *bo, int n, int *wfd, __u64 *exec_id)
+{
+	struct mcp_graph_case_graph g;
+	int graph;
+
+	build_chain(&g, n);
+	graph = graph_create(fd, &g, bo);
+	if (graph < 0)
+		return graph;
+	*wfd = worker_open(fd, -1);
+	if (*wfd < 0)
+		return *wfd;
+	return graph_exec(fd, graph, 0, exec_id);
+}
+
 FIXTURE(batch) {
 	int fd;
 	__u32 bo[2];
@@ -260,16 +279,10 @@ TEST_F_TIMEOUT(batch, chain_in_one_read, 60)
 TEST_F_TIMEOUT(batch, one_job_reads_unchanged, 60)
 {
 	struct mcp_worker_job jobs[2];
-	struct mcp_graph_case_graph g;
-	int graph, wfd, fence;
+	int wfd, fence;
 	__u64 exec_id;
 
-	build_chain(&g, 4);
-	graph = graph_create(self->fd, &g, self->bo);
-	ASSERT_LT(0, graph);
-	wfd = worker_open(self->fd, -1);
-	ASSERT_LE(0, wfd);
-	fence = graph_exec(self->fd, graph, 0, &exec_id);
+	fence = chain_exec(self->fd, self->bo, 4, &wfd, &exec_id);
 	ASSERT_LE(0, fence);
 
 	EXPECT_EQ(-EINVAL, read_jobs(wfd, jobs, JOB_SZ - 1));
@@ -407,16 +420,10 @@ TEST_F_TIMEOUT(batch, failure_cancels_chain, 60)
 	struct mcp_job_report r[CHAIN_MAX];
 	struct mcp_graph_node_status ns[4];
 	struct mcp_graph_status st;
-	struct mcp_graph_case_graph g;
-	int graph, wfd, fence;
+	int wfd, fence;
 	__u64 exec_id;
 
-	build_chain(&g, 4);
-	graph = graph_create(self->fd, &g, self->bo);
-	ASSERT_LT(0, graph);
-	wfd = worker_open(self->fd, -1);
-	ASSERT_LE(0, wfd);
-	fence = graph_exec(self->fd, graph, 0, &exec_id);
+	fence = chain_exec(self->fd, self->bo, 4, &wfd, &exec_id);
 	ASSERT_LE(0, fence);
 	ASSERT_EQ(4, read_jobs_wait(wfd, jobs, sizeof(jobs)));
 
@@ -552,16 +559,10 @@ TEST_F_TIMEOUT(batch, jobs_done_arguments, 60)
 	struct mcp_worker_job jobs[CHAIN_MAX];
 	struct mcp_job_report r[4];
 	struct mcp_jobs_done d;
-	struct mcp_graph_case_graph g;
-	int graph, wfd, fence;
+	int wfd, fence;
 	__u64 exec_id;
 
-	build_chain(&g, 3);
-	graph = graph_create(self->fd, &g, self->bo);
-	ASSERT_LT(0, graph);
-	wfd = worker_open(self->fd, -1);
-	ASSERT_LE(0, wfd);
-	fence = graph_exec(self->fd, graph, 0, &exec_id);
+	fence = chain_exec(self->fd, self->bo, 3, &wfd, &exec_id);
 	ASSERT_LE(0, fence);
 	ASSERT_EQ(3, read_jobs_wait(wfd, jobs, sizeof(jobs)));
 
@@ -623,16 +624,10 @@ TEST_F_TIMEOUT(batch, timestamps_clamped, 60)
 	struct mcp_job_report r[CHAIN_MAX];
 	struct mcp_graph_node_status ns[3];
 	struct mcp_graph_status st;
-	struct mcp_graph_case_graph g;
-	int graph, wfd, fence;
+	int wfd, fence;
 	__u64 exec_id, t_read, t_mid, t_mid2, t_done;
 
-	build_chain(&g, 3);
-	graph = graph_create(self->fd, &g, self->bo);
-	ASSERT_LT(0, graph);
-	wfd = worker_open(self->fd, -1);
-	ASSERT_LE(0, wfd);
-	fence = graph_exec(self->fd, graph, 0, &exec_id);
+	fence = chain_exec(self->fd, self->bo, 3, &wfd, &exec_id);
 	ASSERT_LE(0, fence);
 	t_read = now_ns();
 	ASSERT_EQ(3, read_jobs_wait(wfd, jobs, sizeof(jobs)));
@@ -671,20 +666,14 @@ TEST_F_TIMEOUT(batch, read_fault_hands_chain_back, 60)
 {
 	struct mcp_worker_job jobs[CHAIN_MAX];
 	struct mcp_job_report r[CHAIN_MAX];
-	struct mcp_graph_case_graph g;
 	long pg = sysconf(_SC_PAGESIZE);
-	int graph, wfd, fence, n = -EAGAIN;
+	int wfd, fence, n = -EAGAIN;
 	char *page, *fresh;
 	__u64 exec_id;
 
-	build_chain(&g, 4);
-	graph = graph_create(self->fd, &g, self->bo);
-	ASSERT_LT(0, graph);
-	wfd = worker_open(self->fd, -1);
-	ASSERT_LE(0, wfd);
 	page = mcp_guarded_page();
 	ASSERT_NE(NULL, page);
-	fence = graph_exec(self->fd, graph, 0, &exec_id);
+	fence = chain_exec(self->fd, self->bo, 4, &wfd, &exec_id);
 	ASSERT_LE(0, fence);
 
 	/* Entry 0 fits before the hole; entry 1 runs into it after 16 bytes. */

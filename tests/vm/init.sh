@@ -166,14 +166,20 @@ demo_dma() {
 
 # The demo attention block as a binary graph: its nodes briefly, then 20
 # iterations through the kernel and the worker threads with per-node
-# engines, NUMA nodes and latencies, checked against run_inline.
+# engines, NUMA nodes and latencies, checked against run_inline; then 5
+# with its buffers on the last node, where its worker nodes then run.
 demo_graph() {
 	echo "\$ mcpctl graph build --demo attention -o /tmp/demo.mgph"
 	mcpctl graph build --demo attention -o /tmp/demo.mgph || return 1
 	echo "\$ mcpctl graph show /tmp/demo.mgph | sed -n '/^NODE/,\$p' | head -12"
 	mcpctl graph show /tmp/demo.mgph | sed -n '/^NODE/,$p' | head -12
 	echo "\$ mcpctl graph run /tmp/demo.mgph --iterations 20 --inline"
-	mcpctl graph run /tmp/demo.mgph --iterations 20 --inline
+	mcpctl graph run /tmp/demo.mgph --iterations 20 --inline || return 1
+	# The buffers on the last node: its worker runs every worker node.
+	last=$(ls -d /sys/devices/system/node/node* | sed 's/.*node//' | sort -n | tail -1)
+	echo "\$ mcpctl graph run /tmp/demo.mgph --iterations 5 --node $last | sed -n '/^buffers/p;/^NODE/,\$p' | head -8"
+	mcpctl graph run /tmp/demo.mgph --iterations 5 --node "$last" >/tmp/demo-node.out || return 1
+	sed -n '/^buffers/p;/^NODE/,$p' /tmp/demo-node.out | head -8
 }
 
 # A tensor pool in 2 MiB huge pages (32 reserved for it, given back after)
