@@ -132,12 +132,18 @@ void register_buffer(detail::HandleRegistry &registry, Buffer &buf, int ctx_fd)
 {
 	std::span<std::byte> memory = buf.data();
 
-	if (buf.kind() == BufferKind::kernel)
-		if (std::optional<std::uint64_t> offset = buf.info().mmap_offset) {
-			registry.acquire(buf.handle(), memory, ctx_fd, *offset);
-			return;
+	std::optional<std::uint64_t> offset;
+	if (buf.kind() == BufferKind::kernel) {
+		try {
+			offset = buf.info().mmap_offset;
+		} catch (const Error &) {
+			// Jobs then use the Buffer's own mapping, as before.
 		}
-	registry.acquire(buf.handle(), memory);
+	}
+	if (offset)
+		registry.acquire(buf.handle(), memory, ctx_fd, *offset);
+	else
+		registry.acquire(buf.handle(), memory);
 }
 
 // The bindings of one execution in the registry: released on destruction
