@@ -112,10 +112,9 @@ void HandleRegistry::release_ended() noexcept
 
 std::span<std::byte> HandleRegistry::find(std::uint32_t handle) const
 {
-	std::shared_lock guard(lock_);
-	auto it = map_.find(handle);
+	Pin p = pin(handle);
 
-	return it == map_.end() ? std::span<std::byte>() : it->second.map->memory;
+	return p ? p->memory : std::span<std::byte>();
 }
 
 HandleRegistry::Pin HandleRegistry::pin(std::uint32_t handle) const

@@ -297,7 +297,8 @@ void LoadedGraph::reset() noexcept
 		(void)::ioctl(state_->ctx.fd(), MCP_IOC_GRAPH_DESTROY, &arg);
 	}
 	// Out of the registry before the buffers unmap: a job of an
-	// execution still in flight fails with ENOENT instead of touching them.
+	// execution still in flight that starts later fails with ENOENT; one
+	// already running keeps the registry's own mapping until it returns.
 	if (state_)
 		for (const Buffer &b : buffers_)
 			state_->registry.release(b.handle());

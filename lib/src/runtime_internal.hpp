@@ -73,7 +73,7 @@ public:
 	void release_after(UniqueFd fence, std::vector<std::uint32_t> handles);
 	// Releases the handles of every execution whose fence is readable.
 	void release_ended() noexcept;
-	// The memory of @handle, empty when unknown.
+	// The memory of @handle, empty when unknown; not kept mapped (tests).
 	std::span<std::byte> find(std::uint32_t handle) const;
 	// The same, kept mapped while the pin lives; null when unknown.
 	Pin pin(std::uint32_t handle) const;
