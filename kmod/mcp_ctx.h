@@ -45,6 +45,9 @@ struct vm_area_struct;
  * @bos:	handle -> struct mcp_bo *, handles from 1
  * @dma:	DMA state, owned by mcp_dma.c; NULL until the first use
  * @graphs:	handle -> struct mcp_graph *, handles from 1 (mcp_graph.c)
+ * @next_graph: the next graph handle tried: given out cyclically, so
+ *		that a worker's (graph, node) names one graph (uapi
+ *		struct mcp_worker_chain)
  * @sched:	graph executions and workers, owned by mcp_sched.c; NULL
  *		until the first use
  */
@@ -54,6 +57,7 @@ struct mcp_ctx {
 	struct xarray bos;
 	struct mcp_dma_ctx *dma;
 	struct xarray graphs;
+	u32 next_graph;
 	struct mcp_sched *sched;
 };
 

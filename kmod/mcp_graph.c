@@ -34,7 +34,6 @@
 #include "mcp_pci.h"
 
 #define MCP_GRAPH_HEADER_SIZE	48
-#define MCP_GRAPH_MAX_BUFFERS	64
 /* Knob caps (Documentation/ABI/testing/sysfs-class-misc-mcp) */
 #define MCP_GRAPH_NODES_CAP	65536
 #define MCP_GRAPH_TENSORS_CAP	65536
@@ -1131,10 +1130,11 @@ int mcp_ioctl_graph_create(struct file *file, void *karg)
 		goto err_put_graph;
 
 	mutex_lock(&ctx->lock);
-	ret = xa_alloc(&ctx->graphs, &graph->handle, NULL,
-		       XA_LIMIT(1, MCP_GRAPH_HANDLE_MAX), GFP_KERNEL_ACCOUNT);
+	ret = xa_alloc_cyclic(&ctx->graphs, &graph->handle, NULL,
+			      XA_LIMIT(1, MCP_GRAPH_HANDLE_MAX),
+			      &ctx->next_graph, GFP_KERNEL_ACCOUNT);
 	mutex_unlock(&ctx->lock);
-	if (ret) {
+	if (ret < 0) {
 		ret = ret == -EBUSY ? -ENOSPC : ret;
 		goto err_put_graph;
 	}

@@ -56,6 +56,7 @@
 #define MCP_FEAT_GRAPHS		(1ULL << 7)	/* GRAPH_*, WORKER_REGISTER, JOB_DONE */
 #define MCP_FEAT_JOB_BATCH	(1ULL << 8)	/* chained worker reads, JOBS_DONE */
 #define MCP_FEAT_GRAPH_COMPACT	(1ULL << 9)	/* graphs in format version 2 */
+#define MCP_FEAT_JOB_CHAINS	(1ULL << 10)	/* MCP_WORKER_CHAINS, CHAIN_DONE */
 
 /* Length of mcp_version.module_version, including the terminating NUL. */
 #define MCP_MODULE_VERSION_LEN	64
@@ -884,6 +885,8 @@ struct mcp_dma_submit {
 #define MCP_GRAPH_MAX_OUTPUTS	2
 /* Bytes of one node's parameters; also what a worker job carries. */
 #define MCP_GRAPH_MAX_PARAM	256
+/* Entries of a graph's buffer table. */
+#define MCP_GRAPH_MAX_BUFFERS	64
 /* Every tensor starts on, and is padded to, a 64-byte line. */
 #define MCP_GRAPH_ALIGN		64
 
@@ -893,7 +896,7 @@ struct mcp_dma_submit {
  * @version:	MCP_GRAPH_VERSION, or MCP_GRAPH_VERSION_COMPACT
  * @header_size: sizeof(struct mcp_graph_header), 48
  * @flags:	must be 0
- * @n_buffers:	entries of the buffer table, 1 .. 64
+ * @n_buffers:	entries of the buffer table, 1 .. MCP_GRAPH_MAX_BUFFERS
  * @n_tensors:	entries of the tensor table, 1 .. the max_tensors knob
  * @n_nodes:	entries of the node table, 1 .. the max_nodes knob
  * @blob_len:	bytes of the blob, a multiple of 8, .. the max_blob knob
@@ -1299,7 +1302,7 @@ struct mcp_graph_destroy {
 /**
  * struct mcp_worker_register - argument of MCP_IOC_WORKER_REGISTER
  * @size:	in: sizeof(struct mcp_worker_register)
- * @flags:	in: must be 0
+ * @flags:	in: 0 or MCP_WORKER_CHAINS (needs MCP_FEAT_JOB_CHAINS)
  * @node:	in: the NUMA node the worker serves, -1 for the caller's
  *		current node; out: the node
  * @fd:		out: the worker fd (O_RDWR | O_CLOEXEC)
@@ -1330,6 +1333,13 @@ struct mcp_graph_destroy {
  * the whole struct (unused entries zero); a read with room for more
  * writes of each job only the header and the used entries of @inputs,
  * @outputs and @param, leaving the rest of the buffer as it was.
+ *
+ * With MCP_WORKER_CHAINS, read() returns one struct mcp_worker_chain
+ * instead: the same first job and the jobs chained after it, by the same
+ * rule, as one job of several nodes with one id, reported once with
+ * MCP_IOC_CHAIN_DONE.  The read names the nodes only: the worker runs
+ * graphs whose descriptors it has (it loaded them), and the chain
+ * carries the execution's buffer handles.
  */
 struct mcp_worker_register {
 	__u32 size;
@@ -1434,6 +1444,89 @@ struct mcp_job_report {
 	__u64 end_ns;
 };
 
+/* mcp_worker_register.flags: the fd's reads return chains. */
+#define MCP_WORKER_CHAINS		(1U << 0)
+
+/* Most nodes one chain read returns; more room is not an error. */
+#define MCP_WORKER_CHAIN_MAX		1024
+
+/**
+ * struct mcp_worker_chain - what read() on a MCP_WORKER_CHAINS fd returns
+ * @job_id:	the chain's, for MCP_IOC_CHAIN_DONE
+ * @exec_id:	the execution it belongs to
+ * @graph:	the graph's handle
+ * @n_nodes:	entries of @nodes: 1 .. MCP_WORKER_CHAIN_MAX
+ * @n_buffers:	entries of @handles used: the graph's buffers
+ * @flags:	0
+ * @handles:	per buffer index of the graph, the BO it runs on in this
+ *		execution (its bindings applied), a handle on the graph's fd
+ * @nodes:	the chain's node indices, in the order they run: each but
+ *		the first is the only successor of the one before it, and
+ *		that is its only unfinished predecessor
+ *
+ * read() needs room for the header and one node; with room for k nodes
+ * ((count - offsetof(struct mcp_worker_chain, nodes)) / 4) it returns a
+ * chain of at most min(k, MCP_WORKER_CHAIN_MAX) nodes and
+ * offsetof(nodes) + 4 * @n_nodes bytes.  @handles entries past
+ * @n_buffers are left as they were.  Graph handles are not reused until
+ * about 2^24 graphs later, so (@graph, the node index) names what a
+ * worker that created the graph knows of it.
+ *
+ * The first node runs from the read; the others wait for their
+ * predecessor as chained jobs do: MCP_IOC_GRAPH_STATUS shows them not
+ * started until the chain's report is applied.
+ */
+struct mcp_worker_chain {
+	__u64 job_id;
+	__u64 exec_id;
+	__u32 graph;
+	__u32 n_nodes;
+	__u32 n_buffers;
+	__u32 flags;
+	__u32 handles[MCP_GRAPH_MAX_BUFFERS];
+	__u32 nodes[];
+};
+
+/**
+ * struct mcp_chain_done - argument of MCP_IOC_CHAIN_DONE, on a worker fd
+ * @size:	in: sizeof(struct mcp_chain_done)
+ * @flags:	in: must be 0
+ * @job_id:	in: a chain this worker fd claimed and has not reported;
+ *		else -ENOENT
+ * @start_ns:	in: when the first node started (CLOCK_MONOTONIC), 0 for
+ *		the kernel's time
+ * @ends:	in: user pointer to @n_ran __u64: when each node that ran
+ *		ended (CLOCK_MONOTONIC), 0 for the time the report is applied;
+ *		each node started when the one before it ended.  0 (no
+ *		array): every node ends at the time the report is applied
+ * @n_ran:	in: the chain's first @n_ran nodes ran, in order: 1 .. its
+ *		@n_nodes
+ * @result:	in: 0: they all succeeded; a negative errno: the last of
+ *		them failed with it and the nodes after it are cancelled
+ *
+ * Applies the chain's nodes in order as MCP_IOC_JOBS_DONE would apply
+ * one report each, with times clamped as there: the start into [the read,
+ * now], each end into [its start, now].  When @n_ran is less than the
+ * chain and @result is 0, the nodes not run go back to the queue as
+ * their predecessor succeeds, for any worker.  Nothing is applied when
+ * the call fails.  Return: 0, -EINVAL (@flags, @result, @n_ran),
+ * -EFAULT (@ends), -ENOENT, -ECANCELED (the execution was stopped while
+ * the chain ran: the report is ignored), -ENODEV (the context is gone).
+ * MCP_IOC_JOB_DONE, or an MCP_IOC_JOBS_DONE entry, for a chain's id is
+ * this call with @n_ran 1 and @ends 0.  Needs MCP_FEAT_JOB_CHAINS.
+ */
+struct mcp_chain_done {
+	__u32 size;
+	__u32 flags;
+	__u64 job_id;
+	__u64 start_ns;
+	__u64 ends;
+	__u32 n_ran;
+	__s32 result;
+};
+
+#define MCP_CHAIN_DONE_SIZE_VER0	40
+
 /* Most reports one MCP_IOC_JOBS_DONE takes; more is -E2BIG. */
 #define MCP_JOBS_DONE_MAX		1024
 
@@ -1498,5 +1591,6 @@ struct mcp_jobs_done {
 /* On a worker fd (from MCP_IOC_WORKER_REGISTER) */
 #define MCP_IOC_JOB_DONE	_IOW(MCP_IOC_MAGIC, 0x38, struct mcp_job_done)
 #define MCP_IOC_JOBS_DONE	_IOW(MCP_IOC_MAGIC, 0x39, struct mcp_jobs_done)
+#define MCP_IOC_CHAIN_DONE	_IOW(MCP_IOC_MAGIC, 0x3a, struct mcp_chain_done)
 
 #endif /* _UAPI_LINUX_MCP_H */
