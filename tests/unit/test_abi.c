@@ -435,3 +435,31 @@ Test(abi, job_batch)
 	cr_expect_eq(MCP_IOC_JOBS_DONE, 0x4018E639u);
 	cr_expect_eq(MCP_FEAT_JOB_BATCH, 1ULL << 8);
 }
+
+Test(abi, job_chains)
+{
+	cr_expect_eq(MCP_FEAT_JOB_CHAINS, 1ULL << 10);
+	cr_expect_eq(MCP_WORKER_CHAINS, 1u);
+	cr_expect_eq(MCP_WORKER_CHAIN_MAX, 1024);
+	cr_expect_eq(MCP_GRAPH_MAX_BUFFERS, 64);
+	cr_expect_eq(OFF(mcp_worker_chain, exec_id), 8);
+	cr_expect_eq(OFF(mcp_worker_chain, graph), 16);
+	cr_expect_eq(OFF(mcp_worker_chain, n_nodes), 20);
+	cr_expect_eq(OFF(mcp_worker_chain, n_buffers), 24);
+	cr_expect_eq(OFF(mcp_worker_chain, flags), 28);
+	cr_expect_eq(OFF(mcp_worker_chain, handles), 32);
+	cr_expect_eq(OFF(mcp_worker_chain, nodes), 32 + 4 * 64);
+	cr_expect_eq(sizeof(struct mcp_worker_chain), 32 + 4 * 64);
+	cr_expect_eq(_Alignof(struct mcp_worker_chain), 8);
+	cr_expect_eq(sizeof(struct mcp_chain_done), MCP_CHAIN_DONE_SIZE_VER0);
+	cr_expect_eq(sizeof(struct mcp_chain_done), 40);
+	cr_expect_eq(OFF(mcp_chain_done, job_id), 8);
+	cr_expect_eq(OFF(mcp_chain_done, start_ns), 16);
+	cr_expect_eq(OFF(mcp_chain_done, ends), 24);
+	cr_expect_eq(OFF(mcp_chain_done, n_ran), 32);
+	cr_expect_eq(OFF(mcp_chain_done, result), 36);
+	cr_expect_eq(_IOC_NR(MCP_IOC_CHAIN_DONE), 0x3a);
+	cr_expect_eq(_IOC_DIR(MCP_IOC_CHAIN_DONE), _IOC_WRITE);
+	cr_expect_eq(_IOC_SIZE(MCP_IOC_CHAIN_DONE), 40);
+	cr_expect_eq(MCP_IOC_CHAIN_DONE, 0x4028E63Au);
+}
