@@ -65,7 +65,8 @@
 				 MCP_FEAT_EVENTS | MCP_FEAT_PLACE | \
 				 MCP_FEAT_DEVICES | MCP_FEAT_BUFFERS | \
 				 MCP_FEAT_DMA | MCP_FEAT_GRAPHS | \
-				 MCP_FEAT_GRAPH_COMPACT | MCP_FEAT_JOB_BATCH)
+				 MCP_FEAT_GRAPH_COMPACT | MCP_FEAT_JOB_BATCH | \
+				 MCP_FEAT_JOB_CHAINS)
 
 /*
  * Counters shown in /sys/kernel/debug/mcp/counters.  To add one, add an

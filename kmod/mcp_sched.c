@@ -618,8 +618,8 @@ static void mcp_job_fill_locked(struct mcp_exec *exec, struct mcp_job *job,
 	memcpy(out->param, graph->blob + n->param_offset, n->param_len);
 }
 
-void mcp_sched_claim_locked(struct mcp_job *job, struct mcp_worker *w,
-			    struct mcp_worker_job *out)
+/* Claims @job for @w: it runs from now on the reader's thread. */
+static void __mcp_sched_claim_locked(struct mcp_job *job, struct mcp_worker *w)
 {
 	struct mcp_exec *exec = job->exec;
 	const struct mcp_graph_node *n = &exec->graph->nodes[job->index];
@@ -640,12 +640,22 @@ void mcp_sched_claim_locked(struct mcp_job *job, struct mcp_worker *w,
 	trace_mcp_graph_job_start(exec->rec->id, job->index, n->op, n->engine,
 				  w->node, raw_smp_processor_id(),
 				  st->worker_tid);
-	mcp_job_fill_locked(exec, job, out);
 }
 
-struct mcp_job *mcp_sched_chain_locked(struct mcp_job *prev,
-				       struct mcp_worker *w,
-				       struct mcp_worker_job *out)
+void mcp_sched_claim_locked(struct mcp_job *job, struct mcp_worker *w,
+			    struct mcp_worker_job *out)
+{
+	__mcp_sched_claim_locked(job, w);
+	mcp_job_fill_locked(job->exec, job, out);
+}
+
+/*
+ * The job chained after @prev for @w, by the rule of uapi struct
+ * mcp_worker_register, made @w's (it starts when @prev succeeds); NULL
+ * when there is none.  It is on no list: the caller files it.
+ */
+static struct mcp_job *mcp_sched_chain_next_locked(struct mcp_job *prev,
+						   struct mcp_worker *w)
 {
 	struct mcp_exec *exec = prev->exec;
 	const struct mcp_graph *graph = exec->graph;
@@ -668,16 +678,118 @@ struct mcp_job *mcp_sched_chain_locked(struct mcp_job *prev,
 		return NULL;
 
 	job->target = target;
-	job->id = ++exec->sched->last_job_id;
 	job->worker = w;
 	job->tid = prev->tid;
 	/* Claimed by the same read. */
 	job->claim_ns = prev->claim_ns;
+	return job;
+}
+
+struct mcp_job *mcp_sched_chain_locked(struct mcp_job *prev,
+				       struct mcp_worker *w,
+				       struct mcp_worker_job *out)
+{
+	struct mcp_job *job = mcp_sched_chain_next_locked(prev, w);
+
+	if (!job)
+		return NULL;
+	job->id = ++job->exec->sched->last_job_id;
 	list_add_tail(&job->link, &w->claimed);
-	kref_get(&exec->ref);
-	mcp_job_fill_locked(exec, job, out);
+	kref_get(&job->exec->ref);
+	mcp_job_fill_locked(job->exec, job, out);
 	out->flags = MCP_WORKER_JOB_CHAINED;
 	return job;
+}
+
+/* The node after @job in its chain: its only successor. */
+static struct mcp_job *mcp_chain_succ(struct mcp_job *job)
+{
+	const struct mcp_graph *graph = job->exec->graph;
+
+	return &job->exec->jobs[graph->succ[graph->succ_start[job->index]]];
+}
+
+u32 mcp_sched_claim_chain_locked(struct mcp_job *head, struct mcp_worker *w,
+				 u32 max, struct mcp_worker_chain *out)
+{
+	struct mcp_exec *exec = head->exec;
+	struct mcp_job *job = head;
+	u32 n = 1;
+
+	__mcp_sched_claim_locked(head, w);
+	out->nodes[0] = head->index;
+	while (n < max && (job = mcp_sched_chain_next_locked(job, w)))
+		out->nodes[n++] = job->index;
+	head->chain_len = n;
+
+	out->job_id = head->id;
+	out->exec_id = exec->rec->id;
+	out->graph = exec->rec->graph;
+	out->n_nodes = n;
+	out->n_buffers = exec->graph->hdr.n_buffers;
+	out->flags = 0;
+	memcpy(out->handles, exec->handles,
+	       out->n_buffers * sizeof(out->handles[0]));
+	return n;
+}
+
+/*
+ * The @n nodes of a chain from @job leave their worker: those not ended
+ * wait for their predecessor again, as any job; cancelled ones stay so.
+ */
+static void mcp_chain_release_locked(struct mcp_job *job, u32 n)
+{
+	while (n--) {
+		job->worker = NULL;
+		job->target = NUMA_NO_NODE;
+		if (n)
+			job = mcp_chain_succ(job);
+	}
+}
+
+void mcp_sched_chain_drop_locked(struct mcp_job *head)
+{
+	if (head->chain_len > 1)
+		mcp_chain_release_locked(mcp_chain_succ(head),
+					 head->chain_len - 1);
+	head->chain_len = 0;
+}
+
+struct mcp_exec *mcp_sched_chain_report_locked(struct mcp_job *head,
+					       int result, u32 n_ran,
+					       u64 start_ns, const u64 *ends,
+					       u64 now)
+{
+	struct mcp_exec *exec = head->exec;
+	struct mcp_exec_record *rec = exec->rec;
+	struct mcp_job *job = head, *next;
+	u32 i, len = head->chain_len;
+
+	head->chain_len = 0;
+	list_del_init(&head->link);
+	if (start_ns)
+		rec->nodes[head->index].start_ns = clamp(start_ns,
+							 head->claim_ns, now);
+	for (i = 0; i < n_ran; i++, job = next) {
+		struct mcp_graph_node_status *st = &rec->nodes[job->index];
+		bool last = i == n_ran - 1;
+		u64 end = ends && ends[i] ? ends[i] : now;
+
+		/* Cancelled while the chain ran: so are the nodes after it. */
+		if (job->state != MCP_JOB_RUNNING) {
+			mcp_chain_release_locked(job, len - i);
+			break;
+		}
+		next = i + 1 < len ? mcp_chain_succ(job) : NULL;
+		/* The nodes not run: their predecessor's end makes them ready. */
+		if (last && next)
+			mcp_chain_release_locked(next, len - n_ran);
+		job->worker = NULL;
+		st->end_ns = clamp(end, st->start_ns, now);
+		__mcp_job_end_locked(exec, job, last ? result : 0);
+	}
+	mcp_exec_run_nops_locked(exec);
+	return mcp_exec_check_end_locked(exec) ? exec : NULL;
 }
 
 void mcp_sched_unchain_locked(struct mcp_job *job)
@@ -755,6 +867,12 @@ static void mcp_exec_release(struct kref *ref)
 	mcp_sched_put(exec->sched);
 	kvfree(exec->jobs);
 	kfree(exec);
+}
+
+struct mcp_exec *mcp_sched_exec_get_locked(struct mcp_job *job)
+{
+	kref_get(&job->exec->ref);
+	return job->exec;
 }
 
 void mcp_sched_exec_put(struct mcp_exec *exec)

@@ -16,7 +16,9 @@
  *
  * mcp_worker.read_lock, a mutex, serialises the reads of several jobs on
  * one worker fd, which share its buffer; it is held across the wait, the
- * claim and the copy to the reader.
+ * claim and the copy to the reader.  mcp_worker.report_lock, a mutex,
+ * serialises a worker fd's chain reports, held across the copy of their
+ * end times and the apply.  Neither nests in the other.
  */
 #ifndef _MCP_SCHED_H
 #define _MCP_SCHED_H
@@ -99,6 +101,9 @@ enum mcp_job_state {
  * @tid:	worker jobs: the thread whose read claimed it
  * @claim_ns:	worker jobs: when that read claimed it; reported start
  *		times are clamped to it
+ * @chain_len:	worker jobs claimed by a chain read (MCP_WORKER_CHAINS):
+ *		nodes of the chain it heads, itself included; the others are
+ *		on no list, found from it by their single successor link
  * @work:	kernel jobs: runs it on the graph workqueue
  */
 struct mcp_job {
@@ -114,6 +119,7 @@ struct mcp_job {
 	struct mcp_worker *worker;
 	pid_t tid;
 	u64 claim_ns;
+	u32 chain_len;
 	struct work_struct work;
 };
 
@@ -129,6 +135,10 @@ struct mcp_job {
  *		the first one: no allocation per read (they cost most of a
  *		read where the slab allocator debugs)
  * @jobs:	the jobs of @out
+ * @chains:	reads return chains (MCP_WORKER_CHAINS)
+ * @chain:	a chain as a read returns it, made at the first (@read_lock)
+ * @report_lock: serialises MCP_IOC_CHAIN_DONE calls, which share @ends
+ * @ends:	MCP_WORKER_CHAIN_MAX end times, made at the first report
  */
 struct mcp_worker {
 	struct mcp_sched *sched;
@@ -139,6 +149,10 @@ struct mcp_worker {
 	struct mutex read_lock;	/* see above */
 	struct mcp_worker_job *out;
 	struct mcp_job *jobs[MCP_WORKER_READ_MAX];
+	bool chains;
+	struct mcp_worker_chain *chain;
+	struct mutex report_lock;	/* see above */
+	u64 *ends;
 };
 
 /* mcp_sched.c, for mcp_worker.c; "_locked": mcp_sched.lock held */
@@ -160,6 +174,28 @@ void mcp_sched_claim_locked(struct mcp_job *job, struct mcp_worker *w,
 struct mcp_job *mcp_sched_chain_locked(struct mcp_job *prev,
 				       struct mcp_worker *w,
 				       struct mcp_worker_job *out);
+/*
+ * Claims @head for @w and up to @max - 1 nodes chained after it as one
+ * job; fills @out but for its unused @handles.  Return: the nodes.
+ */
+u32 mcp_sched_claim_chain_locked(struct mcp_job *head, struct mcp_worker *w,
+				 u32 max, struct mcp_worker_chain *out);
+/*
+ * The nodes after @head in its chain leave the worker (read failed, fd
+ * closed, execution stopped): they wait for @head again.  @head is then
+ * a job of one node, for mcp_sched_unclaim_locked() and the like.
+ */
+void mcp_sched_chain_drop_locked(struct mcp_job *head);
+/*
+ * A chain's report (uapi struct mcp_chain_done), @head claimed, not
+ * abandoned, 1 <= @n_ran <= its chain_len; @ends: NULL or @n_ran times.
+ * Return: as mcp_sched_job_done_locked(); the claim's execution
+ * reference is the caller's to drop.
+ */
+struct mcp_exec *mcp_sched_chain_report_locked(struct mcp_job *head,
+					       int result, u32 n_ran,
+					       u64 start_ns, const u64 *ends,
+					       u64 now);
 /*
  * A chained job not started leaves its worker (read failed, fd closed):
  * it waits for its predecessor again, not counted as an attempt.  The
@@ -194,6 +230,8 @@ struct mcp_exec *mcp_sched_job_report_locked(struct mcp_job *job, int result,
  * mcp_sched_exec_put() (outside the lock) when the job leaves its worker.
  */
 void mcp_sched_exec_end(struct mcp_exec *exec);
+/* A reference on @job's execution, so that @job outlives its report. */
+struct mcp_exec *mcp_sched_exec_get_locked(struct mcp_job *job);
 void mcp_sched_exec_put(struct mcp_exec *exec);
 /* Workers came or went: jobs may now route to another node. */
 void mcp_sched_wake_all_locked(struct mcp_sched *sched);

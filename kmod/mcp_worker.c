@@ -7,7 +7,10 @@
  * MCP_IOC_JOB_DONE on it reports one job, MCP_IOC_JOBS_DONE several.
  * Chaining saves the worker a read per node of a chain and batched
  * reports a JOB_DONE per node: system calls are most of a small job's
- * cost.
+ * cost.  A worker fd registered with MCP_WORKER_CHAINS reads a chain as
+ * one job (struct mcp_worker_chain: node indices, no descriptors) and
+ * reports it with one MCP_IOC_CHAIN_DONE, so that the kernel's work per
+ * node is what dependency counting and the record need.
  *
  * A worker fd holds a reference on its context's scheduler state, not on
  * the context: once the context is closed, read() returns 0 ("no more
@@ -86,16 +89,51 @@ static void mcp_worker_unclaim(struct mcp_worker *w, struct mcp_job **jobs,
 		mcp_sched_exec_put(exec);
 }
 
-/* Claims the next job for @w and up to @max - 1 chained after it. */
+/* The chain of a read whose copy to the reader failed goes back. */
+static void mcp_worker_unclaim_chain(struct mcp_worker *w,
+				     struct mcp_job *head)
+{
+	struct mcp_sched *sched = w->sched;
+	struct mcp_exec *exec = head->exec, *ended = NULL;
+	bool held;
+
+	spin_lock(&sched->lock);
+	/* Off the list: reported meanwhile by a guessed id. */
+	held = !list_empty(&head->link);
+	if (held) {
+		mcp_sched_chain_drop_locked(head);
+		if (head->abandoned)
+			list_del_init(&head->link);
+		else
+			ended = mcp_sched_unclaim_locked(head);
+	}
+	spin_unlock(&sched->lock);
+	if (ended)
+		mcp_sched_exec_end(ended);
+	if (held)
+		mcp_sched_exec_put(exec);
+}
+
+/*
+ * Claims the next job for @w and up to @max - 1 chained after it, with a
+ * reference on their execution in *@exec: a report by a guessed id may
+ * release them before the read's copy is done.
+ */
 static u32 mcp_worker_claim_locked(struct mcp_worker *w, u32 max,
 				   struct mcp_job **jobs,
-				   struct mcp_worker_job *out)
+				   struct mcp_worker_job *out,
+				   struct mcp_exec **exec)
 {
 	struct mcp_job *job = mcp_sched_next_job_locked(w->sched, w);
 	u32 n = 0;
 
 	if (!job)
 		return 0;
+	*exec = mcp_sched_exec_get_locked(job);
+	if (w->chains) {
+		jobs[0] = job;
+		return mcp_sched_claim_chain_locked(job, w, max, w->chain);
+	}
 	mcp_sched_claim_locked(job, w, &out[0]);
 	jobs[n++] = job;
 	while (n < max) {
@@ -146,16 +184,18 @@ efault:
 }
 
 /*
- * Claims up to @max jobs into @out, waiting unless O_NONBLOCK, and copies
- * them to @buf: whole for one job, the used parts for more.
+ * Claims up to @max jobs (or chain nodes) for @w, waiting unless
+ * O_NONBLOCK, with a reference on their execution in *@exec for the
+ * caller to drop.  Return: how many, 0 once @w is detached, or -errno.
  */
-static ssize_t mcp_worker_read_jobs(struct file *file, char __user *buf,
-				    u32 max, struct mcp_job **jobs,
-				    struct mcp_worker_job *out)
+static int mcp_worker_claim_wait(struct file *file, u32 max,
+				 struct mcp_job **jobs,
+				 struct mcp_worker_job *out,
+				 struct mcp_exec **exec)
 {
 	struct mcp_worker *w = file->private_data;
 	struct mcp_sched *sched = w->sched;
-	ssize_t ret;
+	int ret;
 	u32 n;
 
 	for (;;) {
@@ -164,10 +204,10 @@ static ssize_t mcp_worker_read_jobs(struct file *file, char __user *buf,
 			spin_unlock(&sched->lock);
 			return 0;
 		}
-		n = mcp_worker_claim_locked(w, max, jobs, out);
+		n = mcp_worker_claim_locked(w, max, jobs, out, exec);
 		spin_unlock(&sched->lock);
 		if (n)
-			break;
+			return n;
 		if (file->f_flags & O_NONBLOCK)
 			return -EAGAIN;
 		ret = wait_event_interruptible_exclusive(sched->node_wq[w->node],
@@ -175,13 +215,83 @@ static ssize_t mcp_worker_read_jobs(struct file *file, char __user *buf,
 		if (ret)
 			return ret;
 	}
+}
 
+/* Claims a chain of up to @max nodes and copies its used parts to @buf. */
+static ssize_t mcp_worker_read_chain(struct file *file, char __user *buf,
+				     u32 max)
+{
+	struct mcp_worker *w = file->private_data;
+	struct mcp_worker_chain *c = w->chain;
+	size_t head = offsetof(struct mcp_worker_chain, handles);
+	size_t nodes = offsetof(struct mcp_worker_chain, nodes);
+	struct mcp_exec *exec;
+	struct mcp_job *job;
+	ssize_t ret;
+	int n;
+
+	n = mcp_worker_claim_wait(file, max, &job, NULL, &exec);
+	if (n <= 0)
+		return n;
+	ret = nodes + n * sizeof(c->nodes[0]);
+	if (copy_to_user(buf, c, head + c->n_buffers * sizeof(c->handles[0])) ||
+	    copy_to_user(buf + nodes, c->nodes, n * sizeof(c->nodes[0]))) {
+		mcp_worker_unclaim_chain(w, job);
+		ret = -EFAULT;
+	}
+	mcp_sched_exec_put(exec);
+	return ret;
+}
+
+/*
+ * Claims up to @max jobs into @out, waiting unless O_NONBLOCK, and copies
+ * them to @buf: whole for one job, the used parts for more.
+ */
+static ssize_t mcp_worker_read_jobs(struct file *file, char __user *buf,
+				    u32 max, struct mcp_job **jobs,
+				    struct mcp_worker_job *out)
+{
+	struct mcp_worker *w = file->private_data;
+	struct mcp_exec *exec;
+	ssize_t ret;
+	int n;
+
+	n = mcp_worker_claim_wait(file, max, jobs, out, &exec);
+	if (n <= 0)
+		return n;
+	ret = n * sizeof(*out);
 	if (max == 1 ? copy_to_user(buf, out, sizeof(*out)) :
 	    mcp_worker_copy_used((struct mcp_worker_job __user *)buf, out, n)) {
 		mcp_worker_unclaim(w, jobs, n);
-		return -EFAULT;
+		ret = -EFAULT;
 	}
-	return n * sizeof(*out);
+	mcp_sched_exec_put(exec);
+	return ret;
+}
+
+/* read() on a MCP_WORKER_CHAINS fd: room for the header and a node. */
+static ssize_t mcp_worker_read_chains(struct file *file, char __user *buf,
+				      size_t count)
+{
+	struct mcp_worker *w = file->private_data;
+	size_t nodes = offsetof(struct mcp_worker_chain, nodes);
+	ssize_t ret;
+	u32 max;
+
+	if (count < nodes + sizeof(w->chain->nodes[0]))
+		return -EINVAL;
+	max = min_t(size_t, (count - nodes) / sizeof(w->chain->nodes[0]),
+		    MCP_WORKER_CHAIN_MAX);
+
+	if (mutex_lock_interruptible(&w->read_lock))
+		return -EINTR;
+	if (!w->chain)
+		w->chain = kvmalloc(struct_size(w->chain, nodes,
+						MCP_WORKER_CHAIN_MAX),
+				    GFP_KERNEL_ACCOUNT);
+	ret = w->chain ? mcp_worker_read_chain(file, buf, max) : -ENOMEM;
+	mutex_unlock(&w->read_lock);
+	return ret;
 }
 
 static ssize_t mcp_worker_read(struct file *file, char __user *buf,
@@ -194,6 +304,8 @@ static ssize_t mcp_worker_read(struct file *file, char __user *buf,
 	struct mcp_job *one_job;
 	ssize_t ret;
 
+	if (w->chains)
+		return mcp_worker_read_chains(file, buf, count);
 	if (!max)
 		return -EINVAL;
 	if (max == 1) {
@@ -240,42 +352,66 @@ static struct mcp_job *mcp_worker_find_locked(struct mcp_worker *w, u64 id)
 }
 
 /**
- * mcp_worker_report_locked() - apply one report of a job of @w
+ * mcp_worker_apply_locked() - apply a report of a job or chain of @w
  * @w:		the worker
- * @r:		the report
+ * @job_id:	the job's id
+ * @result:	0 or the negative errno of the last node run
+ * @n_ran:	nodes of a chain run, 1 for a job
+ * @start_ns:	when the first node started, 0 for the claim's time
+ * @ends:	@n_ran end times (0: @now), or NULL: all @now
  * @now:	ktime_get_ns() of the call, the latest time a report keeps
  * @exec:	out: the job's execution, whose claim reference the caller
  *		drops, or NULL when no job was released
  * @ended:	out: the execution ended, for mcp_sched_exec_end()
  *
- * Return: 0, -EINVAL (a result out of range), -ENOENT (not a job of @w),
- * -EBUSY (a chained job not started), -ECANCELED (abandoned: the result
- * is ignored), -ENODEV (the context is gone).
+ * Return: 0, -EINVAL (@result or @n_ran out of range), -ENOENT (not a
+ * job of @w), -EBUSY (a chained job not started), -ECANCELED (abandoned:
+ * the result is ignored), -ENODEV (the context is gone).
  */
-static int mcp_worker_report_locked(struct mcp_worker *w,
-				    const struct mcp_job_report *r, u64 now,
-				    struct mcp_exec **exec, bool *ended)
+static int mcp_worker_apply_locked(struct mcp_worker *w, u64 job_id,
+				   int result, u32 n_ran, u64 start_ns,
+				   const u64 *ends, u64 now,
+				   struct mcp_exec **exec, bool *ended)
 {
 	struct mcp_job *job;
 
 	*exec = NULL;
 	*ended = false;
-	if (r->result > 0 || r->result < MCP_JOB_RESULT_MIN)
+	if (result > 0 || result < MCP_JOB_RESULT_MIN)
 		return -EINVAL;
-	job = mcp_worker_find_locked(w, r->job_id);
+	job = mcp_worker_find_locked(w, job_id);
 	if (!job)
 		return w->attached ? -ENOENT : -ENODEV;
 	if (job->state == MCP_JOB_WAITING && !job->abandoned)
 		return -EBUSY;
+	if (n_ran > max(job->chain_len, 1U))
+		return -EINVAL;
 	*exec = job->exec;
 	if (!w->attached || job->abandoned) {
 		/* Its execution ended without it: the result is ignored. */
+		mcp_sched_chain_drop_locked(job);
 		list_del_init(&job->link);
 		return w->attached ? -ECANCELED : -ENODEV;
 	}
-	*ended = mcp_sched_job_report_locked(job, r->result, r->start_ns,
-					     r->end_ns, now) != NULL;
+	if (job->chain_len)
+		/* With @n_ran 1, the nodes after the first go back to waiting. */
+		*ended = mcp_sched_chain_report_locked(job, result, n_ran,
+						       start_ns, ends,
+						       now) != NULL;
+	else
+		*ended = mcp_sched_job_report_locked(job, result, start_ns,
+						     ends ? ends[0] : 0,
+						     now) != NULL;
 	return 0;
+}
+
+/* One report of MCP_IOC_JOB_DONE or MCP_IOC_JOBS_DONE. */
+static int mcp_worker_report_locked(struct mcp_worker *w,
+				    const struct mcp_job_report *r, u64 now,
+				    struct mcp_exec **exec, bool *ended)
+{
+	return mcp_worker_apply_locked(w, r->job_id, r->result, 1, r->start_ns,
+				       &r->end_ns, now, exec, ended);
 }
 
 static int mcp_ioctl_job_done(struct file *file, void *karg)
@@ -371,6 +507,61 @@ static int mcp_ioctl_jobs_done(struct file *file, void *karg)
 	return 0;
 }
 
+static int mcp_ioctl_chain_done(struct file *file, void *karg)
+{
+	struct mcp_worker *w = file->private_data;
+	struct mcp_sched *sched = w->sched;
+	struct mcp_chain_done *arg = karg;
+	const u64 *ends = NULL;
+	struct mcp_exec *exec;
+	bool ended;
+	int ret;
+
+	if (arg->flags || !arg->n_ran || arg->n_ran > MCP_WORKER_CHAIN_MAX)
+		return -EINVAL;
+	if (mutex_lock_interruptible(&w->report_lock))
+		return -EINTR;
+	if (arg->ends) {
+		if (!w->ends)
+			w->ends = kvmalloc_array(MCP_WORKER_CHAIN_MAX,
+						 sizeof(*w->ends),
+						 GFP_KERNEL_ACCOUNT);
+		if (!w->ends) {
+			ret = -ENOMEM;
+			goto out_unlock;
+		}
+		if (copy_from_user(w->ends, u64_to_user_ptr(arg->ends),
+				   arg->n_ran * sizeof(*w->ends))) {
+			ret = -EFAULT;
+			goto out_unlock;
+		}
+		ends = w->ends;
+	}
+
+	spin_lock(&sched->lock);
+	ret = mcp_worker_apply_locked(w, arg->job_id, arg->result, arg->n_ran,
+				      arg->start_ns, ends, ktime_get_ns(),
+				      &exec, &ended);
+	spin_unlock(&sched->lock);
+	mutex_unlock(&w->report_lock);
+
+	if (ended)
+		mcp_sched_exec_end(exec);
+	if (exec)
+		mcp_sched_exec_put(exec);
+	return ret;
+
+out_unlock:
+	mutex_unlock(&w->report_lock);
+	return ret;
+}
+
+static const struct mcp_ioctl_desc mcp_chain_done_desc = {
+	.ksize = sizeof(struct mcp_chain_done),
+	.size_ver0 = MCP_CHAIN_DONE_SIZE_VER0,
+	.handler = mcp_ioctl_chain_done,
+};
+
 static const struct mcp_ioctl_desc mcp_job_done_desc = {
 	.ksize = sizeof(struct mcp_job_done),
 	.size_ver0 = MCP_JOB_DONE_SIZE_VER0,
@@ -394,6 +585,9 @@ static long mcp_worker_ioctl(struct file *file, unsigned int cmd,
 				     (void __user *)arg);
 	else if (cmd == MCP_IOC_JOBS_DONE)
 		ret = mcp_ioctl_call(file, &mcp_jobs_done_desc,
+				     (void __user *)arg);
+	else if (cmd == MCP_IOC_CHAIN_DONE)
+		ret = mcp_ioctl_call(file, &mcp_chain_done_desc,
 				     (void __user *)arg);
 	else
 		ret = -ENOTTY;
@@ -439,6 +633,8 @@ static int mcp_worker_release(struct inode *inode, struct file *file)
 		job = mcp_worker_next_held_locked(w);
 		if (job) {
 			exec = job->exec;
+			/* A chain's nodes not started wait again, as below. */
+			mcp_sched_chain_drop_locked(job);
 			if (job->abandoned)
 				list_del_init(&job->link);
 			else if (job->state == MCP_JOB_WAITING)
@@ -456,6 +652,9 @@ static int mcp_worker_release(struct inode *inode, struct file *file)
 
 	mcp_sched_put(sched);
 	kvfree(w->out);
+	kvfree(w->chain);
+	kvfree(w->ends);
+	mutex_destroy(&w->report_lock);
 	mutex_destroy(&w->read_lock);
 	kfree(w);
 	mcp_counter_dec(MCP_CTR_GRAPH_WORKERS);
@@ -483,7 +682,7 @@ int mcp_ioctl_worker_register(struct file *file, void *karg)
 	int node = arg->node, fd, ret;
 
 	rk->file = NULL;
-	if (arg->flags)
+	if (arg->flags & ~MCP_WORKER_CHAINS)
 		return -EINVAL;
 	if (node == -1)
 		node = numa_node_id();
@@ -503,9 +702,11 @@ int mcp_ioctl_worker_register(struct file *file, void *karg)
 	}
 	w->sched = sched;
 	w->node = node;
+	w->chains = arg->flags & MCP_WORKER_CHAINS;
 	INIT_LIST_HEAD(&w->link);
 	INIT_LIST_HEAD(&w->claimed);
 	mutex_init(&w->read_lock);
+	mutex_init(&w->report_lock);
 
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	if (fd < 0) {
@@ -537,6 +738,7 @@ int mcp_ioctl_worker_register(struct file *file, void *karg)
 err_put_fd:
 	put_unused_fd(fd);
 err_free_worker:
+	mutex_destroy(&w->report_lock);
 	mutex_destroy(&w->read_lock);
 	kfree(w);
 err_put_sched:
