@@ -28,40 +28,6 @@ static const char * const batch_counters[] = {
 	"graph_objects", "graph_execs_in_flight", "graph_workers", "bo_objects",
 };
 
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-/* A new 4 KiB BO (on node, or the caller's: -1): its handle, or 0. */
-static __u32 bo_new(int fd, int node)
-{
-	struct mcp_bo_create c = {
-		.size = sizeof(c), .length = PAGE,
-		.flags = node >= 0 ? MCP_BO_NODE : 0, .node = node,
-	};
-
-	return mcp_ioctl(fd, MCP_IOC_BO_CREATE, &c) ? 0 : c.handle;
-}
-
-/* Creates g with the BOs bo[0..n_buffers-1]: its handle, or -errno. */
-static int graph_create(int fd, struct mcp_graph_case_graph *g, const __u32 *bo)
-{
-	static uint8_t bytes[MCP_GRAPH_CASE_MAX_BYTES];
-	size_t len = mcp_graph_case_emit(g, bytes, sizeof(bytes));
-	struct mcp_graph_create c = {
-		.size = sizeof(c), .graph = (__u64)(uintptr_t)bytes,
-		.graph_len = len, .handles = (__u64)(uintptr_t)bo,
-		.n_handles = g->n_buffers,
-	};
-	int ret = mcp_ioctl(fd, MCP_IOC_GRAPH_CREATE, &c);
-
-	return ret ? ret : (int)c.handle;
-}
-
 /* Submits graph with a time-out (0: the knob's): the fence, or -errno. */
 static int graph_exec(int fd, __u32 graph, __u32 timeout_ms, __u64 *exec_id)
 {
@@ -137,18 +103,6 @@ static void reports_of(struct mcp_job_report *r, const struct mcp_worker_job *jo
 	memset(r, 0, n * sizeof(*r));
 	for (int i = 0; i < n; i++)
 		r[i].job_id = jobs[i].job_id;
-}
-
-/* A chain of n WNOP worker nodes, node i reading tensor i, writing i + 1. */
-static void build_chain(struct mcp_graph_case_graph *g, int n)
-{
-	mcp_graph_case_init(g);
-	mcp_graph_case_buffer(g, PAGE, 0);
-	for (int i = 0; i <= n; i++)
-		mcp_graph_case_tensor(g, 0, MCP_DTYPE_F32, 64 * i, 1, 16);
-	for (int i = 0; i < n; i++)
-		mcp_graph_case_node(g, MCP_OP_WNOP, MCP_GRAPH_ENGINE_WORKER, 1, 1,
-				    i, i + 1);
 }
 
 /*
