@@ -1513,7 +1513,9 @@ struct mcp_worker_chain {
  * -EFAULT (@ends), -ENOENT, -ECANCELED (the execution was stopped while
  * the chain ran: the report is ignored), -ENODEV (the context is gone).
  * MCP_IOC_JOB_DONE, or an MCP_IOC_JOBS_DONE entry, for a chain's id is
- * this call with @n_ran 1 and @ends 0.  Needs MCP_FEAT_JOB_CHAINS.
+ * this call with @n_ran 1.  On a fd without MCP_WORKER_CHAINS each job
+ * read is a chain of one node (a MCP_WORKER_JOB_CHAINED one not started
+ * is -EBUSY, as there).  Needs MCP_FEAT_JOB_CHAINS.
  */
 struct mcp_chain_done {
 	__u32 size;
