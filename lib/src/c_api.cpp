@@ -189,6 +189,8 @@ const char *mcp_feature_name(uint64_t feature)
 		return "job-batch";
 	case MCP_FEATURE_GRAPH_COMPACT:
 		return "graph-compact";
+	case MCP_FEATURE_JOB_CHAINS:
+		return "job-chains";
 	default:
 		return nullptr;
 	}

@@ -5,6 +5,7 @@
 // internals.  No exception crosses this boundary.
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -14,6 +15,8 @@
 
 #include "graph_internal.hpp"
 #include "runtime_internal.hpp"
+
+static_assert(MCP_RUNTIME_OPTS_SIZE_VER0 == offsetof(struct mcp_runtime_opts, flags));
 
 struct mcp_runtime {
 	mcp::Runtime rt;
@@ -80,18 +83,27 @@ extern "C" {
 int mcp_runtime_new(struct mcp_dma *dma, const struct mcp_runtime_opts *opts,
 		    struct mcp_runtime **out)
 {
-	if (!dma || !out || (opts && opts->size < sizeof(*opts)) ||
+	// The caller's version of the struct, the fields it lacks zero.
+	struct mcp_runtime_opts o_in = {};
+
+	if (opts && opts->size >= MCP_RUNTIME_OPTS_SIZE_VER0)
+		std::memcpy(&o_in, opts, std::min<std::size_t>(opts->size, sizeof(o_in)));
+	if (!dma || !out || (opts && opts->size < MCP_RUNTIME_OPTS_SIZE_VER0) ||
 	    (opts && opts->n_nodes && !opts->nodes))
 		return rt_fail(EINVAL, "mcp_runtime_new: dma or out is NULL, opts->size is too small or "
 				       "opts->nodes is NULL with n_nodes > 0");
+	if ((o_in.flags & ~MCP_RUNTIME_NO_CHAINS) || o_in.reserved)
+		return rt_fail(EINVAL, "mcp_runtime_new: opts->flags has unknown bits or "
+				       "opts->reserved is not 0");
 	return rt_guard([&] {
 		mcp::RuntimeOptions o;
 		if (opts) {
-			if (opts->workers_per_node)
-				o.workers_per_node = opts->workers_per_node;
-			if (opts->worker_batch)
-				o.worker_batch = opts->worker_batch;
-			o.nodes.assign(opts->nodes, opts->nodes + opts->n_nodes);
+			if (o_in.workers_per_node)
+				o.workers_per_node = o_in.workers_per_node;
+			if (o_in.worker_batch)
+				o.worker_batch = o_in.worker_batch;
+			o.worker_chains = !(o_in.flags & MCP_RUNTIME_NO_CHAINS);
+			o.nodes.assign(o_in.nodes, o_in.nodes + o_in.n_nodes);
 		}
 		auto handle = std::make_unique<mcp_runtime>(mcp_runtime{mcp::Runtime(dma->dma, o)});
 		*out = handle.release();
@@ -112,6 +124,31 @@ uint32_t mcp_runtime_worker_count(const struct mcp_runtime *rt)
 	} catch (...) {
 		return 0;
 	}
+}
+
+int mcp_runtime_worker_info(const struct mcp_runtime *rt, uint32_t index,
+			    struct mcp_runtime_worker *out)
+{
+	if (!rt || !out || out->size < sizeof(*out))
+		return rt_fail(EINVAL, "mcp_runtime_worker_info: rt or out is NULL, or out->size is "
+				       "too small");
+	return rt_guard([&] {
+		std::vector<mcp::WorkerInfo> workers = rt->rt.workers();
+		if (index >= workers.size())
+			throw mcp::Error(EINVAL, "the runtime has no worker " + std::to_string(index) +
+							 " (it has " + std::to_string(workers.size()) +
+							 ")");
+		const mcp::WorkerInfo &w = workers[index];
+		const uint32_t size = out->size;
+		*out = {};
+		out->size = size;
+		out->node = w.node;
+		out->tid = w.tid;
+		out->mode = static_cast<uint32_t>(w.mode);
+		out->batch = w.batch;
+		out->jobs = w.jobs;
+		out->failed = w.failed;
+	});
 }
 
 int mcp_runtime_load(struct mcp_runtime *rt, const struct mcp_graph_def *graph,

@@ -20,6 +20,10 @@ static_assert(MCP_EXEC_QUEUED == MCP_GRAPH_STATE_QUEUED &&
 	      MCP_EXEC_DONE == MCP_GRAPH_STATE_DONE && MCP_EXEC_FAILED == MCP_GRAPH_STATE_FAILED);
 static_assert(sizeof(struct mcp_exec_node) == sizeof(struct mcp_graph_node_status));
 static_assert(MCP_FEATURE_JOB_BATCH == MCP_FEAT_JOB_BATCH);
+static_assert(MCP_FEATURE_JOB_CHAINS == MCP_FEAT_JOB_CHAINS);
+static_assert(MCP_RUNTIME_WORKER_ONE_JOB == static_cast<int>(mcp::WorkerMode::one_job) &&
+	      MCP_RUNTIME_WORKER_BATCH == static_cast<int>(mcp::WorkerMode::batch) &&
+	      MCP_RUNTIME_WORKER_CHAINS == static_cast<int>(mcp::WorkerMode::chains));
 static_assert(MCP_RUNTIME_WORKER_BATCH_MAX == MCP_WORKER_READ_MAX);
 
 namespace mcp {
@@ -62,6 +66,14 @@ std::vector<unsigned> default_nodes(const Topology &topo)
 		if (!n.cpus.empty())
 			ids.push_back(n.id);
 	return ids;
+}
+
+// The module's feature bits; GET_VERSION answers on /dev/mcp only.
+std::uint64_t module_features(const Dma &ctx)
+{
+	if (ctx.is_host())
+		return detail::read_version(ctx.fd(), ctx.name()).features;
+	return Device::open().version().features;
 }
 
 Topology context_topology(const Dma &ctx)
@@ -226,6 +238,19 @@ GraphInvalid kernel_refusal(const GraphDef &def, const struct mcp_graph_create &
 
 } // namespace
 
+const char *to_string(WorkerMode mode) noexcept
+{
+	switch (mode) {
+	case WorkerMode::one_job:
+		return "one-job";
+	case WorkerMode::batch:
+		return "batch";
+	case WorkerMode::chains:
+		return "chains";
+	}
+	return "unknown";
+}
+
 const char *to_string(ExecState state) noexcept
 {
 	switch (state) {
@@ -296,9 +321,12 @@ void LoadedGraph::reset() noexcept
 		arg.handle = handle_;
 		(void)::ioctl(state_->ctx.fd(), MCP_IOC_GRAPH_DESTROY, &arg);
 	}
-	// Out of the registry before the buffers unmap: a job of an
+	// Out of the registries before the buffers unmap: a job or chain of an
 	// execution still in flight that starts later fails with ENOENT; one
-	// already running keeps the registry's own mapping until it returns.
+	// already running keeps the registry's own mapping and the graph's
+	// descriptors until it returns.
+	if (state_ && handle_)
+		state_->graphs.remove(handle_);
 	if (state_)
 		for (const Buffer &b : buffers_)
 			state_->registry.release(b.handle());
@@ -342,6 +370,7 @@ Runtime::Runtime(const Dma &ctx, const RuntimeOptions &options)
 	auto state = std::make_shared<detail::RuntimeState>();
 	state->ctx = ctx;
 	state->batch = options.worker_batch;
+	state->chains = options.worker_chains && (module_features(ctx) & feature::job_chains);
 	for (unsigned id : nodes) {
 		const Node *n = topo.find(id);
 		if (!n || n->cpus.empty())
@@ -394,7 +423,7 @@ std::vector<WorkerInfo> Runtime::workers() const
 
 	for (const auto &w : require(state_).workers)
 		out.push_back({w->node, w->tid.load(), w->jobs.load(), w->failed.load(),
-			       w->batch.load()});
+			       w->batch.load(), w->mode.load()});
 	return out;
 }
 
@@ -428,6 +457,11 @@ LoadedGraph Runtime::load(const GraphDef &def, const LoadOptions &options)
 		g.buffers_.push_back(std::move(buf));
 		register_buffer(state.registry, g.buffers_.back(), state.ctx.fd());
 	}
+	// Built before the graph exists, so that nothing but the registry's
+	// own insertion can fail once it does.
+	detail::GraphRegistry::Ref descs;
+	if (state.chains)
+		descs = std::make_shared<const detail::GraphDescs>(detail::GraphDescs::of(def));
 	struct mcp_graph_create arg = {};
 	arg.size = sizeof(arg);
 	arg.graph = reinterpret_cast<std::uintptr_t>(bytes.data());
@@ -442,6 +476,8 @@ LoadedGraph Runtime::load(const GraphDef &def, const LoadOptions &options)
 							       "MCP_IOC_GRAPH_CREATE"));
 	}
 	g.handle_ = arg.handle;
+	if (state.chains)
+		state.graphs.add(g.handle_, std::move(descs));
 	state.status_nodes = std::max<std::uint32_t>(state.status_nodes,
 						     static_cast<std::uint32_t>(def.nodes.size()));
 	return g;

@@ -6,6 +6,7 @@
 #define MCP_SRC_RUNTIME_INTERNAL_HPP
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -100,6 +101,53 @@ private:
 	std::vector<Pending> pending_;
 };
 
+// What a worker needs of each node of a graph the Runtime loaded, so that
+// a chain read can name only (graph handle, node indices): built once at
+// load from the GraphDef the kernel accepted.
+struct GraphDescs {
+	// No operator has it: the node fails with -EINVAL.
+	static constexpr std::uint16_t invalid_op = 0;
+
+	// Tensor k of a node is tensors[tensor[k]], inputs first.
+	struct Node {
+		std::uint16_t op = invalid_op;
+		std::uint8_t n_inputs = 0;
+		std::uint8_t n_outputs = 0;
+		std::uint32_t param_offset = 0;	// in params
+		std::uint32_t param_len = 0;
+		std::uint32_t tensor[MCP_GRAPH_MAX_INPUTS + MCP_GRAPH_MAX_OUTPUTS] = {};
+	};
+
+	std::vector<Node> nodes;
+	// As a worker job carries them, with the buffer index as the handle:
+	// a chain's handles[] gives the BO.
+	std::vector<struct mcp_worker_tensor> tensors;
+	std::vector<std::byte> params;
+	std::uint32_t n_buffers = 0;
+
+	// Throws std::bad_alloc only; a node naming a tensor @def lacks (the
+	// kernel refuses such a graph) gets invalid_op.
+	static GraphDescs of(const GraphDef &def);
+};
+
+// The GraphDescs of each graph the Runtime loaded, by kernel handle.  A
+// worker takes one reference per chain; an entry goes with its
+// LoadedGraph, and a chain running on it keeps it until it returns.
+class GraphRegistry {
+public:
+	using Ref = std::shared_ptr<const GraphDescs>;
+
+	void add(std::uint32_t handle, Ref descs);
+	void remove(std::uint32_t handle) noexcept;
+	// Null when unknown.
+	Ref find(std::uint32_t handle) const;
+	std::size_t size() const;
+
+private:
+	mutable std::shared_mutex lock_;
+	std::unordered_map<std::uint32_t, Ref> map_;
+};
+
 // One worker thread and what it did.
 struct Worker {
 	int node = -1;
@@ -107,17 +155,20 @@ struct Worker {
 	std::atomic<int> tid{0};
 	std::atomic<std::uint64_t> jobs{0};
 	std::atomic<std::uint64_t> failed{0};
-	std::atomic<unsigned> batch{0};	// jobs per read, once registered
+	std::atomic<unsigned> batch{0};	// jobs (nodes) per read, once registered
+	std::atomic<WorkerMode> mode{WorkerMode::one_job};
 	std::thread thread;
 };
 
 struct RuntimeState {
 	Dma ctx;
 	HandleRegistry registry;
+	GraphRegistry graphs;
 	UniqueFd stop;		// eventfd: readable once the workers must stop
 	std::atomic<bool> stopping{false};	// set before stop is signalled
 	std::vector<std::unique_ptr<Worker>> workers;
 	unsigned batch = 1;	// RuntimeOptions::worker_batch
+	bool chains = false;	// worker_chains and the module has JOB_CHAINS
 	std::atomic<std::uint32_t> status_nodes{0};	// largest node count seen
 
 	~RuntimeState();
@@ -134,14 +185,36 @@ struct RuntimeAccess {
 	static const RuntimeState *state(const Runtime &rt) noexcept { return rt.state_.get(); }
 };
 
-// Tensor @t of a job resolved through @registry, its mapping held by @pin
-// while the job runs: @err is -ENOENT for an unknown handle, -EINVAL for
-// a tensor past its BO's mapped end.
+// Tensor @t, on BO @handle, resolved through @registry, its mapping held by
+// @pin while the job runs: @err is -ENOENT for an unknown handle, -EINVAL
+// for a tensor past its BO's mapped end.
 OpTensor resolve(const HandleRegistry &registry, const struct mcp_worker_tensor &t,
-		 HandleRegistry::Pin &pin, int &err);
+		 std::uint32_t handle, HandleRegistry::Pin &pin, int &err);
 
 // One job, as a worker runs it: 0 or a negative errno for JOB_DONE.
 int run_job(const HandleRegistry &registry, const struct mcp_worker_job &job) noexcept;
+
+// Bytes of a chain read with room for @capacity nodes.
+constexpr std::size_t chain_read_bytes(std::size_t capacity) noexcept
+{
+	return offsetof(struct mcp_worker_chain, nodes) + capacity * sizeof(std::uint32_t);
+}
+
+// What MCP_IOC_CHAIN_DONE reports of one chain.
+struct ChainOutcome {
+	std::uint64_t start_ns = 0;
+	std::uint32_t n_ran = 1;
+	int result = 0;
+};
+
+// Runs the chain that a read of @len bytes put at @chain, node by node,
+// with @graphs' descriptors and @chain's buffer handles resolved through
+// @registry; @ends[i] gets when node i ended (room for every node).  A
+// failing node ends the chain.  An unknown graph fails the head with
+// -ENOENT, a node index past the graph or a malformed read with -EINVAL.
+ChainOutcome run_chain(const HandleRegistry &registry, const GraphRegistry &graphs,
+		       const struct mcp_worker_chain &chain, std::size_t len,
+		       std::uint64_t *ends) noexcept;
 
 // The message for @errnum while doing @what with the graphs of @context.
 std::string runtime_error_message(int errnum, std::string_view context, std::string_view what);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The Runtime's worker threads: each pins itself to its node's CPUs,
-// registers with MCP_IOC_WORKER_REGISTER, then loops poll() -> read() a
-// job and the chain after it -> run their operators in order ->
-// MCP_IOC_JOBS_DONE (one job and MCP_IOC_JOB_DONE on a module without
-// MCP_FEAT_JOB_BATCH) until the stop eventfd fires or the kernel detaches
-// it (read() returns 0).
+// registers with MCP_IOC_WORKER_REGISTER, then loops poll() -> read() ->
+// run the operators in order -> report, until the stop eventfd fires or
+// the kernel detaches it (read() returns 0).  What a read returns, by the
+// worker's mode: a chain of nodes as one job, reported with
+// MCP_IOC_CHAIN_DONE (MCP_FEAT_JOB_CHAINS); a job and the jobs chained
+// after it, reported with MCP_IOC_JOBS_DONE (MCP_FEAT_JOB_BATCH); one job
+// and MCP_IOC_JOB_DONE.
 #include <cerrno>
 #include <condition_variable>
 #include <ctime>
@@ -24,7 +26,7 @@
 namespace mcp::detail {
 
 OpTensor resolve(const HandleRegistry &registry, const struct mcp_worker_tensor &t,
-		 HandleRegistry::Pin &pin, int &err)
+		 std::uint32_t handle, HandleRegistry::Pin &pin, int &err)
 {
 	OpTensor o;
 
@@ -34,7 +36,7 @@ OpTensor resolve(const HandleRegistry &registry, const struct mcp_worker_tensor 
 	for (unsigned k = 0; k < o.rank; k++)
 		o.dims[k] = t.dims[k];
 	o.bytes = tensor_bytes(o);
-	pin = registry.pin(t.handle);
+	pin = registry.pin(handle);
 	if (!pin) {
 		err = -ENOENT;
 		return o;
@@ -48,30 +50,130 @@ OpTensor resolve(const HandleRegistry &registry, const struct mcp_worker_tensor 
 	return o;
 }
 
+namespace {
+
+constexpr unsigned max_tensors = MCP_GRAPH_MAX_INPUTS + MCP_GRAPH_MAX_OUTPUTS;
+
+// One node's operator over @tensors (inputs first), tensor k on BO
+// @handles[k]: what both a job and a chain's node run.
+int run_node(const HandleRegistry &registry, std::uint16_t op,
+	     const struct mcp_worker_tensor *const *tensors, const std::uint32_t *handles,
+	     unsigned n_inputs, unsigned n_outputs, std::span<const std::byte> param) noexcept
+{
+	OpTensor t[max_tensors];
+	// The tensors' mappings stay until the operator returns.
+	HandleRegistry::Pin pins[max_tensors];
+	int err = 0;
+
+	if (n_inputs > MCP_GRAPH_MAX_INPUTS || n_outputs > MCP_GRAPH_MAX_OUTPUTS ||
+	    param.size() > MCP_GRAPH_MAX_PARAM)
+		return -EINVAL;
+	try {
+		for (unsigned k = 0; k < n_inputs + n_outputs && !err; k++)
+			t[k] = resolve(registry, *tensors[k], handles[k], pins[k], err);
+	} catch (const std::exception &) {
+		return -ENOMEM;
+	}
+	if (err)
+		return err;
+	return run_op(op, std::span(t, n_inputs), std::span(t + n_inputs, n_outputs), param,
+		      false);
+}
+
+std::uint64_t monotonic_ns() noexcept
+{
+	struct timespec ts;
+
+	::clock_gettime(CLOCK_MONOTONIC, &ts);
+	return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u +
+	       static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// Node @node of a chain on the BOs @handles (@n_handles, by buffer index).
+int run_chain_node(const HandleRegistry &registry, const GraphDescs &descs,
+		   const GraphDescs::Node &node, const std::uint32_t *handles,
+		   std::uint32_t n_handles) noexcept
+{
+	const struct mcp_worker_tensor *tensors[max_tensors];
+	std::uint32_t bos[max_tensors];
+	unsigned n = node.n_inputs + node.n_outputs;
+
+	if (node.op == GraphDescs::invalid_op || n > max_tensors)
+		return -EINVAL;
+	for (unsigned k = 0; k < n; k++) {
+		tensors[k] = &descs.tensors[node.tensor[k]];
+		if (tensors[k]->handle >= n_handles)
+			return -EINVAL;
+		bos[k] = handles[tensors[k]->handle];
+	}
+	return run_node(registry, node.op, tensors, bos, node.n_inputs, node.n_outputs,
+			std::span(descs.params).subspan(node.param_offset, node.param_len));
+}
+
+} // namespace
+
 int run_job(const HandleRegistry &registry, const struct mcp_worker_job &job) noexcept
 {
-	OpTensor in[MCP_GRAPH_MAX_INPUTS], out[MCP_GRAPH_MAX_OUTPUTS];
-	// The tensors' mappings stay until the operator returns.
-	HandleRegistry::Pin pins[MCP_GRAPH_MAX_INPUTS + MCP_GRAPH_MAX_OUTPUTS];
-	int err = 0;
+	const struct mcp_worker_tensor *tensors[max_tensors];
+	std::uint32_t handles[max_tensors];
 
 	if (job.op == MCP_OP_WNOP)
 		return 0;
 	if (job.n_inputs > MCP_GRAPH_MAX_INPUTS || job.n_outputs > MCP_GRAPH_MAX_OUTPUTS ||
 	    job.param_len > MCP_GRAPH_MAX_PARAM)
 		return -EINVAL;
-	try {
-		for (unsigned k = 0; k < job.n_inputs && !err; k++)
-			in[k] = resolve(registry, job.inputs[k], pins[k], err);
-		for (unsigned k = 0; k < job.n_outputs && !err; k++)
-			out[k] = resolve(registry, job.outputs[k], pins[job.n_inputs + k], err);
-	} catch (const std::exception &) {
-		return -ENOMEM;
+	for (unsigned k = 0; k < job.n_inputs + job.n_outputs; k++) {
+		tensors[k] = k < job.n_inputs ? &job.inputs[k] : &job.outputs[k - job.n_inputs];
+		handles[k] = tensors[k]->handle;
 	}
-	if (err)
-		return err;
-	return run_op(job.op, std::span(in, job.n_inputs), std::span(out, job.n_outputs),
-		      std::as_bytes(std::span(job.param, job.param_len)), false);
+	return run_node(registry, job.op, tensors, handles, job.n_inputs, job.n_outputs,
+			std::as_bytes(std::span(job.param, job.param_len)));
+}
+
+ChainOutcome run_chain(const HandleRegistry &registry, const GraphRegistry &graphs,
+		       const struct mcp_worker_chain &chain, std::size_t len,
+		       std::uint64_t *ends) noexcept
+{
+	ChainOutcome out;
+	GraphRegistry::Ref descs;
+
+	out.start_ns = monotonic_ns();
+	if (len < chain_read_bytes(1) || chain.n_nodes == 0 ||
+	    len != chain_read_bytes(chain.n_nodes) || chain.n_buffers > MCP_GRAPH_MAX_BUFFERS) {
+		out.result = -EINVAL;
+	} else {
+		try {
+			descs = graphs.find(chain.graph);
+		} catch (const std::exception &) {
+			out.result = -ENOMEM;
+		}
+		if (!descs && !out.result)
+			out.result = -ENOENT;
+	}
+	const std::uint32_t n_nodes = out.result ? 0 : chain.n_nodes;
+	for (std::uint32_t i = 0; i < n_nodes && !out.result; i++)
+		if (chain.nodes[i] >= descs->nodes.size())
+			out.result = -EINVAL;
+	if (out.result) {
+		ends[0] = monotonic_ns();
+		return out;
+	}
+	for (std::uint32_t i = 0; i < n_nodes; i++) {
+		const GraphDescs::Node &node = descs->nodes[chain.nodes[i]];
+		// WNOP: nothing to resolve or run, only the node's end time.
+		int result = node.op == MCP_OP_WNOP
+				     ? 0
+				     : run_chain_node(registry, *descs, node, chain.handles,
+						      chain.n_buffers);
+
+		ends[i] = monotonic_ns();
+		out.n_ran = i + 1;
+		if (result) {
+			out.result = result;
+			break;
+		}
+	}
+	return out;
 }
 
 namespace {
@@ -98,12 +200,14 @@ void pin(const std::vector<unsigned> &cpus) noexcept
 	(void)sched_setaffinity(0, sizeof(set), &set);
 }
 
-// Registers the calling thread; -errno on failure.
-int register_worker(int ctx_fd, int node, int &worker_fd) noexcept
+// Registers the calling thread (@flags: MCP_WORKER_CHAINS or 0); -errno on
+// failure.
+int register_worker(int ctx_fd, int node, std::uint32_t flags, int &worker_fd) noexcept
 {
 	struct mcp_worker_register arg = {};
 
 	arg.size = sizeof(arg);
+	arg.flags = flags;
 	arg.node = node;
 	if (::ioctl(ctx_fd, MCP_IOC_WORKER_REGISTER, &arg) != 0)
 		return -errno;
@@ -131,15 +235,6 @@ unsigned probe_batch(int worker_fd, unsigned wanted) noexcept
 	return ::ioctl(worker_fd, MCP_IOC_JOBS_DONE, &arg) == 0 ? wanted : 1;
 }
 
-std::uint64_t monotonic_ns() noexcept
-{
-	struct timespec ts;
-
-	::clock_gettime(CLOCK_MONOTONIC, &ts);
-	return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u +
-	       static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
 void job_done(int worker_fd, std::uint64_t job_id, int result) noexcept
 {
 	struct mcp_job_done arg = {};
@@ -161,6 +256,22 @@ void jobs_done(int worker_fd, std::span<struct mcp_job_report> reports) noexcept
 	arg.n_reports = static_cast<std::uint32_t>(reports.size());
 	// Per-report ENOENT/ECANCELED: cancelled meanwhile; nothing to do.
 	while (::ioctl(worker_fd, MCP_IOC_JOBS_DONE, &arg) != 0 && errno == EINTR) {
+	}
+}
+
+void chain_done(int worker_fd, std::uint64_t job_id, const ChainOutcome &outcome,
+		const std::uint64_t *ends) noexcept
+{
+	struct mcp_chain_done arg = {};
+
+	arg.size = sizeof(arg);
+	arg.job_id = job_id;
+	arg.start_ns = outcome.start_ns;
+	arg.ends = reinterpret_cast<std::uintptr_t>(ends);
+	arg.n_ran = outcome.n_ran;
+	arg.result = outcome.result;
+	// ENOENT/ECANCELED: cancelled meanwhile; nothing to do.
+	while (::ioctl(worker_fd, MCP_IOC_CHAIN_DONE, &arg) != 0 && errno == EINTR) {
 	}
 }
 
@@ -196,20 +307,78 @@ void run_batch(RuntimeState &state, Worker &w, int worker_fd,
 	jobs_done(worker_fd, std::span(reports.data(), jobs.size()));
 }
 
+// What one worker reads into and reports from, by its mode.
+struct WorkerBuffers {
+	std::vector<struct mcp_worker_job> jobs;
+	std::vector<struct mcp_job_report> reports;
+	// A struct mcp_worker_chain with room for @batch nodes, 8-aligned.
+	std::vector<std::uint64_t> chain;
+	std::vector<std::uint64_t> ends;
+
+	void allocate(WorkerMode mode, unsigned batch)
+	{
+		if (mode == WorkerMode::chains) {
+			chain.resize((chain_read_bytes(batch) + sizeof(std::uint64_t) - 1) /
+				     sizeof(std::uint64_t));
+			ends.resize(batch);
+			return;
+		}
+		jobs.resize(batch);
+		reports.resize(batch);
+	}
+};
+
+// Runs what one read of @n bytes returned and reports it.
+void run_read(RuntimeState &state, Worker &w, int worker_fd, WorkerBuffers &b,
+	      std::size_t n) noexcept
+{
+	const WorkerMode mode = w.mode.load(std::memory_order_relaxed);
+
+	if (mode == WorkerMode::chains) {
+		const auto &chain = *reinterpret_cast<const struct mcp_worker_chain *>(b.chain.data());
+		if (n < sizeof(chain.job_id))
+			return;
+		ChainOutcome o = run_chain(state.registry, state.graphs, chain, n, b.ends.data());
+		w.jobs.fetch_add(o.n_ran, std::memory_order_relaxed);
+		if (o.result)
+			w.failed.fetch_add(1, std::memory_order_relaxed);
+		chain_done(worker_fd, chain.job_id, o, b.ends.data());
+		return;
+	}
+	const struct mcp_worker_job &job = b.jobs[0];
+	if (mode == WorkerMode::batch && n % sizeof(job) == 0) {
+		run_batch(state, w, worker_fd, std::span(b.jobs.data(), n / sizeof(job)), b.reports);
+		return;
+	}
+	int result = n == sizeof(job) ? run_job(state.registry, job) : -EPROTO;
+	w.jobs.fetch_add(1, std::memory_order_relaxed);
+	if (result)
+		w.failed.fetch_add(1, std::memory_order_relaxed);
+	if (n >= sizeof(job.job_id))
+		job_done(worker_fd, job.job_id, result);
+}
+
 void worker_loop(RuntimeState &state, Worker &w, StartGate &gate)
 {
 	int worker_fd = -1;
+	WorkerMode mode = WorkerMode::one_job;
+	unsigned batch = 1;
 
 	w.tid = static_cast<int>(::gettid());
 	pin(w.cpus);
-	int err = register_worker(state.ctx.fd(), w.node, worker_fd);
-	// Before the gate opens, so that workers() shows each one's batch.
-	unsigned batch = err ? 1 : probe_batch(worker_fd, state.batch);
-	std::vector<struct mcp_worker_job> jobs;
-	std::vector<struct mcp_job_report> reports;
+	int err = register_worker(state.ctx.fd(), w.node, state.chains ? MCP_WORKER_CHAINS : 0,
+				  worker_fd);
+	// Before the gate opens, so that workers() shows each one's mode.
+	if (!err && state.chains) {
+		mode = WorkerMode::chains;
+		batch = state.batch;
+	} else if (!err) {
+		batch = probe_batch(worker_fd, state.batch);
+		mode = batch > 1 ? WorkerMode::batch : WorkerMode::one_job;
+	}
+	WorkerBuffers buffers;
 	try {
-		jobs.resize(batch);
-		reports.resize(batch);
+		buffers.allocate(mode, batch);
 	} catch (const std::bad_alloc &) {
 		if (!err) {
 			::close(worker_fd);
@@ -217,6 +386,7 @@ void worker_loop(RuntimeState &state, Worker &w, StartGate &gate)
 		}
 	}
 	w.batch = batch;
+	w.mode = mode;
 	{
 		std::lock_guard guard(gate.lock);
 		if (err && !gate.error) {
@@ -234,12 +404,16 @@ void worker_loop(RuntimeState &state, Worker &w, StartGate &gate)
 		return;
 	UniqueFd fd(worker_fd);
 	struct pollfd fds[2] = {{fd.get(), POLLIN, 0}, {state.stop.get(), POLLIN, 0}};
-	struct mcp_worker_job &job = jobs[0];
-	// read() first and poll() only when no job is waiting: JOB_DONE often
-	// makes the next job of a chain ready at once, and taking it without
-	// sleeping saves a poll() and a wake-up per node.
+	void *read_to = mode == WorkerMode::chains ? static_cast<void *>(buffers.chain.data())
+						   : static_cast<void *>(buffers.jobs.data());
+	const std::size_t read_len = mode == WorkerMode::chains
+					     ? chain_read_bytes(batch)
+					     : batch * sizeof(struct mcp_worker_job);
+	// read() first and poll() only when no job is waiting: a report often
+	// makes the next job ready at once, and taking it without sleeping
+	// saves a poll() and a wake-up.
 	while (!state.stopping.load(std::memory_order_relaxed)) {
-		ssize_t n = ::read(fd.get(), jobs.data(), batch * sizeof(job));
+		ssize_t n = ::read(fd.get(), read_to, read_len);
 		if (n == 0)
 			return;	// detached: the context is going away
 		if (n < 0) {
@@ -253,18 +427,7 @@ void worker_loop(RuntimeState &state, Worker &w, StartGate &gate)
 				return;
 			continue;
 		}
-		auto got = static_cast<std::size_t>(n);
-		if (batch > 1 && got % sizeof(job) == 0) {
-			run_batch(state, w, fd.get(), std::span(jobs.data(), got / sizeof(job)),
-				  reports);
-			continue;
-		}
-		int result = got == sizeof(job) ? run_job(state.registry, job) : -EPROTO;
-		w.jobs.fetch_add(1, std::memory_order_relaxed);
-		if (result)
-			w.failed.fetch_add(1, std::memory_order_relaxed);
-		if (static_cast<std::size_t>(n) >= sizeof(job.job_id))
-			job_done(fd.get(), job.job_id, result);
+		run_read(state, w, fd.get(), buffers, static_cast<std::size_t>(n));
 	}
 }
 

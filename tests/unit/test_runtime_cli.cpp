@@ -35,7 +35,7 @@ mcpctl::GraphRunReport report()
 	n.worker_tid = 42;
 	n.ns = {3000, 1000, 2000};
 	r.nodes.push_back(n);
-	r.workers.push_back({1, 42, 300, 0});
+	r.workers.push_back({1, 42, 300, 0, 32, mcp::WorkerMode::chains});
 	return r;
 }
 
@@ -59,8 +59,11 @@ Test(runtime_cli, run_json_has_every_documented_key_and_percentiles)
 		cr_expect(node.contains(k), "node misses %s", k);
 	cr_expect_float_eq(node["p50_us"].get<double>(), 2.0, 1e-9);
 	cr_expect_float_eq(node["max_us"].get<double>(), 3.0, 1e-9);
-	for (const char *k : {"node", "tid", "jobs", "failed"})
+	for (const char *k : {"node", "tid", "jobs", "failed", "mode", "batch"})
 		cr_expect(j["workers"][0].contains(k), "worker misses %s", k);
+	cr_expect_eq(j["workers"][0]["mode"].get<std::string>(), "chains");
+	cr_expect_eq(j["workers"][0]["batch"].get<unsigned>(), 32u);
+	cr_expect(contains(mcpctl::format_graph_run_text(report()), "node 1 tid 42 chains"));
 }
 
 Test(runtime_cli, inline_check_verdict)

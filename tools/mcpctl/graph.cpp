@@ -38,6 +38,7 @@ struct GraphArgs {
 	unsigned warmup = 1;
 	unsigned workers_per_node = 1;
 	unsigned worker_batch = mcp::RuntimeOptions{}.worker_batch;
+	bool no_chains = false;
 	unsigned timeout_ms = 0;
 	int node = -1;
 	bool check_inline = false;
@@ -294,7 +295,8 @@ std::string format_graph_run_text(const GraphRunReport &r)
 				    r.nodes.size(), r.workers.size());
 	std::string per_node;
 	for (const mcp::WorkerInfo &w : r.workers)
-		per_node += fmt::format("{}node {} tid {}", per_node.empty() ? "" : ", ", w.node, w.tid);
+		per_node += fmt::format("{}node {} tid {} {}", per_node.empty() ? "" : ", ", w.node, w.tid,
+					mcp::to_string(w.mode));
 	s += " (" + per_node + ")\n";
 	s += fmt::format("buffers: {}{}\n", buffer_nodes_text(r.buffers),
 			 r.node_asked >= 0 ? fmt::format(" (asked node {})", r.node_asked) : "");
@@ -329,7 +331,8 @@ nlohmann::ordered_json graph_run_json(const GraphRunReport &r)
 	j["workers"] = nlohmann::ordered_json::array();
 	for (const mcp::WorkerInfo &w : r.workers)
 		j["workers"].push_back({{"node", w.node}, {"tid", w.tid}, {"jobs", w.jobs},
-					{"failed", w.failed}});
+					{"failed", w.failed}, {"mode", mcp::to_string(w.mode)},
+					{"batch", w.batch}});
 	j["latency_us"] = {{"p50", percentile_us(r.iteration_ns, 50)},
 			   {"p99", percentile_us(r.iteration_ns, 99)},
 			   {"max", percentile_us(r.iteration_ns, 100)}};
@@ -413,6 +416,7 @@ int run_graph(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 		mcp::RuntimeOptions ro;
 		ro.workers_per_node = args.workers_per_node;
 		ro.worker_batch = args.worker_batch;
+		ro.worker_chains = !args.no_chains;
 		mcp::Runtime rt(c.dma, ro);
 		mcp::LoadOptions lo;
 		lo.node = args.node;
@@ -580,7 +584,9 @@ Command add_graph_command(CLI::App &app)
 	args.run->add_option("--node", args.node,
 			     "NUMA node of the graph's buffers, hence of its worker jobs (default: the caller's; the device's with --dev)");
 	args.run->add_option("--worker-batch", args.worker_batch,
-			     "Jobs a worker reads at once: a job and the chain after it (1-64, default 32; 1: one per read)");
+			     "Jobs a worker reads at once: a job and the chain after it (1-64, default 32; 1: one per read); with chains, the most nodes of one chain");
+	args.run->add_flag("--no-chains", args.no_chains,
+			   "Workers read jobs (--worker-batch) even where the module has job-chains (a chain of nodes read and reported as one job)");
 	args.run->add_option("--timeout-ms", args.timeout_ms, "Per-execution time-out (default: the module's exec_timeout_ms)");
 	args.run->add_flag("--inline", args.check_inline, "Also run the graph in mcpctl's thread (run_inline) and compare the output buffers");
 	sub->footer("With --json: build prints {\"output\",\"name\",\"encoding\",\"binary_bytes\",\"json_bytes\",\"nodes\"}, "

@@ -33,7 +33,13 @@ struct mcp_loaded_graph;
  * @n_nodes:	entries at @nodes
  * @worker_batch: jobs a worker reads at once (a job and the chain after
  *		it, reported together), 1 .. MCP_WORKER_READ_MAX; 0: 32; 1: one
- *		job per read, as on a module without MCP_FEATURE_JOB_BATCH
+ *		job per read, as on a module without MCP_FEATURE_JOB_BATCH.  In
+ *		chain mode, the most nodes of one chain read
+ * @flags:	MCP_RUNTIME_NO_CHAINS or 0
+ * @reserved:	0
+ *
+ * @size may be MCP_RUNTIME_OPTS_SIZE_VER0, the struct before @flags: the
+ * fields it lacks are then 0.
  */
 struct mcp_runtime_opts {
 	uint32_t size;
@@ -41,10 +47,23 @@ struct mcp_runtime_opts {
 	const uint32_t *nodes;
 	uint32_t n_nodes;
 	uint32_t worker_batch;
+	uint32_t flags;
+	uint32_t reserved;
 };
+
+#define MCP_RUNTIME_OPTS_SIZE_VER0	24
+
+/*
+ * mcp_runtime_opts.flags: workers use the jobs of @worker_batch even on a
+ * module with MCP_FEATURE_JOB_CHAINS (where they otherwise read a chain
+ * of nodes as one job and report it with one MCP_IOC_CHAIN_DONE).
+ */
+#define MCP_RUNTIME_NO_CHAINS	(1U << 0)
 
 /* The module's workers read chains of jobs and report them in batches. */
 #define MCP_FEATURE_JOB_BATCH	(UINT64_C(1) << 8)
+/* The module's workers can read a chain of nodes as one job. */
+#define MCP_FEATURE_JOB_CHAINS	(UINT64_C(1) << 10)
 /* Largest mcp_runtime_opts.worker_batch (the kernel's MCP_WORKER_READ_MAX). */
 #define MCP_RUNTIME_WORKER_BATCH_MAX	64
 
@@ -59,6 +78,40 @@ MCP_EXPORT int mcp_runtime_new(struct mcp_dma *dma, const struct mcp_runtime_opt
 MCP_EXPORT void mcp_runtime_free(struct mcp_runtime *rt);
 /* mcp_runtime_worker_count() - worker threads running; 0 for NULL. */
 MCP_EXPORT uint32_t mcp_runtime_worker_count(const struct mcp_runtime *rt);
+
+/* mcp_runtime_worker.mode: how a worker reads its jobs */
+#define MCP_RUNTIME_WORKER_ONE_JOB	0	/* one job per read, JOB_DONE */
+#define MCP_RUNTIME_WORKER_BATCH	1	/* a job and its chain, JOBS_DONE */
+#define MCP_RUNTIME_WORKER_CHAINS	2	/* a chain as one job, CHAIN_DONE */
+
+/**
+ * struct mcp_runtime_worker - one worker thread and what it did
+ * @size:	in: sizeof(struct mcp_runtime_worker)
+ * @node:	the NUMA node it serves
+ * @tid:	its thread id
+ * @mode:	MCP_RUNTIME_WORKER_*
+ * @batch:	jobs (chain mode: nodes) it reads at once
+ * @jobs:	nodes it ran
+ * @failed:	of which reported with an error
+ */
+struct mcp_runtime_worker {
+	uint32_t size;
+	int32_t node;
+	int32_t tid;
+	uint32_t mode;
+	uint32_t batch;
+	uint32_t reserved;
+	uint64_t jobs;
+	uint64_t failed;
+};
+
+/*
+ * mcp_runtime_worker_info() - worker @index (below
+ * mcp_runtime_worker_count()) into @out.  Return: 0, -EINVAL (NULL,
+ * @out->size too small, no such worker).
+ */
+MCP_EXPORT int mcp_runtime_worker_info(const struct mcp_runtime *rt, uint32_t index,
+				       struct mcp_runtime_worker *out);
 
 /*
  * mcp_runtime_load() - create one buffer per buffer index of @graph, fill

@@ -27,6 +27,7 @@ namespace mcp {
 
 namespace feature {
 inline constexpr std::uint64_t job_batch = MCP_FEATURE_JOB_BATCH;
+inline constexpr std::uint64_t job_chains = MCP_FEATURE_JOB_CHAINS;
 } // namespace feature
 
 namespace detail {
@@ -41,8 +42,15 @@ struct RuntimeOptions {
 	// Jobs a worker reads at once, 1 .. MCP_WORKER_READ_MAX: a job and
 	// the jobs of a chain after it, run in order and reported with one
 	// MCP_IOC_JOBS_DONE.  1: one job per read() and MCP_IOC_JOB_DONE,
-	// what workers do on a module without MCP_FEAT_JOB_BATCH.
+	// what workers do on a module without MCP_FEAT_JOB_BATCH.  In chain
+	// mode: the most nodes one chain read takes.
 	unsigned worker_batch = 32;
+	// On a module with MCP_FEAT_JOB_CHAINS, workers read a chain of nodes
+	// as one job (graph handle and node indices; the Runtime keeps each
+	// loaded graph's node descriptors) and report it with one
+	// MCP_IOC_CHAIN_DONE: the kernel's work per node is then its times.
+	// false, or an older module: the jobs of worker_batch above.
+	bool worker_chains = true;
 };
 
 // Where Runtime::load() creates a graph's buffers.  Jobs go to the workers
@@ -56,13 +64,23 @@ struct LoadOptions {
 	std::map<std::string, int, std::less<>> buffer_nodes;
 };
 
+// How a worker reads its jobs.
+enum class WorkerMode : std::uint32_t {
+	one_job = 0,	// one job per read, MCP_IOC_JOB_DONE
+	batch = 1,	// a job and its chain per read, MCP_IOC_JOBS_DONE
+	chains = 2,	// a chain as one job, MCP_IOC_CHAIN_DONE
+};
+// "one-job", "batch", "chains"; "unknown" otherwise.
+MCP_EXPORT const char *to_string(WorkerMode mode) noexcept;
+
 // One worker thread of a Runtime.
 struct WorkerInfo {
 	int node = -1;		// the NUMA node it serves
 	int tid = 0;		// its thread id (gettid)
-	std::uint64_t jobs = 0;	// jobs it ran
+	std::uint64_t jobs = 0;	// jobs (chain nodes) it ran
 	std::uint64_t failed = 0;	// of which reported with an error
-	unsigned batch = 0;	// jobs it reads at once (1 without MCP_FEAT_JOB_BATCH)
+	unsigned batch = 0;	// jobs (chains: nodes) it reads at once
+	WorkerMode mode = WorkerMode::one_job;
 };
 
 // A GraphDef loaded into the kernel: its handle and one Buffer per buffer
