@@ -286,9 +286,7 @@ static ssize_t mcp_worker_read_chains(struct file *file, char __user *buf,
 	if (mutex_lock_interruptible(&w->read_lock))
 		return -EINTR;
 	if (!w->chain)
-		w->chain = kvmalloc(struct_size(w->chain, nodes,
-						MCP_WORKER_CHAIN_MAX),
-				    GFP_KERNEL_ACCOUNT);
+		w->chain = kvmalloc(sizeof(*w->chain), GFP_KERNEL_ACCOUNT);
 	ret = w->chain ? mcp_worker_read_chain(file, buf, max) : -ENOMEM;
 	mutex_unlock(&w->read_lock);
 	return ret;

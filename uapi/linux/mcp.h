@@ -1464,9 +1464,10 @@ struct mcp_job_report {
  *		the first is the only successor of the one before it, and
  *		that is its only unfinished predecessor
  *
- * read() needs room for the header and one node; with room for k nodes
- * ((count - offsetof(struct mcp_worker_chain, nodes)) / 4) it returns a
- * chain of at most min(k, MCP_WORKER_CHAIN_MAX) nodes and
+ * read() needs room for the header and one node, not the whole struct
+ * (@nodes has a size because C++ has no flexible arrays); with room for
+ * k nodes ((count - offsetof(struct mcp_worker_chain, nodes)) / 4) it
+ * returns a chain of at most min(k, MCP_WORKER_CHAIN_MAX) nodes and
  * offsetof(nodes) + 4 * @n_nodes bytes.  @handles entries past
  * @n_buffers are left as they were.  Graph handles are not reused until
  * about 2^24 graphs later, so (@graph, the node index) names what a
@@ -1484,7 +1485,7 @@ struct mcp_worker_chain {
 	__u32 n_buffers;
 	__u32 flags;
 	__u32 handles[MCP_GRAPH_MAX_BUFFERS];
-	__u32 nodes[];
+	__u32 nodes[MCP_WORKER_CHAIN_MAX];
 };
 
 /**
