@@ -749,7 +749,12 @@ static void mcp_chain_release_locked(struct mcp_job *job, u32 n)
 
 void mcp_sched_chain_drop_locked(struct mcp_job *head)
 {
-	if (head->chain_len > 1)
+	/*
+	 * Abandoned: the nodes after it were cancelled with it and nothing
+	 * reads their worker again; its execution may have ended and
+	 * dropped the graph, whose links the walk would follow.
+	 */
+	if (head->chain_len > 1 && !head->abandoned)
 		mcp_chain_release_locked(mcp_chain_succ(head),
 					 head->chain_len - 1);
 	head->chain_len = 0;

@@ -182,8 +182,9 @@ u32 mcp_sched_claim_chain_locked(struct mcp_job *head, struct mcp_worker *w,
 				 u32 max, struct mcp_worker_chain *out);
 /*
  * The nodes after @head in its chain leave the worker (read failed, fd
- * closed, execution stopped): they wait for @head again.  @head is then
- * a job of one node, for mcp_sched_unclaim_locked() and the like.
+ * closed): they wait for @head again (if @head was abandoned they were
+ * cancelled with it).  @head is then a job of one node, for
+ * mcp_sched_unclaim_locked() and the like.
  */
 void mcp_sched_chain_drop_locked(struct mcp_job *head);
 /*
