@@ -29,14 +29,21 @@ static const char * const chain_counters[] = {
 	"graph_objects", "graph_execs_in_flight", "graph_workers", "bo_objects",
 };
 
-/* Room for k nodes, every byte 0xa5 so that what a read leaves shows. */
-static struct mcp_worker_chain *chain_buf(size_t k)
-{
-	struct mcp_worker_chain *c = malloc(CHAIN_BYTES(k));
+/* What a chain read fills: the header and room for ROOM nodes. */
+union chain_room {
+	struct mcp_worker_chain c;
+	__u8 bytes[CHAIN_BYTES(ROOM)];
+};
 
-	if (c)
-		memset(c, 0xa5, CHAIN_BYTES(k));
-	return c;
+/* Room for ROOM nodes, every byte 0xa5 so that what a read leaves shows. */
+static struct mcp_worker_chain *chain_buf(void)
+{
+	union chain_room *r = malloc(sizeof(*r));
+
+	if (!r)
+		return NULL;
+	memset(r, 0xa5, sizeof(*r));
+	return &r->c;
 }
 
 /* A worker fd with flags for node (-1: the caller's), non-blocking; -errno. */
@@ -240,7 +247,7 @@ TEST_F_TIMEOUT(chain, long_chain_in_one_read, 60)
 	struct mcp_graph_binding bind;
 	struct mcp_graph_status st;
 	struct mcp_graph_case_graph g;
-	struct mcp_worker_chain *c = chain_buf(ROOM), *other = chain_buf(ROOM);
+	struct mcp_worker_chain *c = chain_buf(), *other = chain_buf();
 	struct mcp_worker_job job;
 	__u64 ends[LONG_CHAIN], exec_id, t_read, t_mid, t_mid2, t_call, t_done;
 	pid_t tid = syscall(SYS_gettid);
@@ -350,7 +357,7 @@ TEST_F_TIMEOUT(chain, long_chain_in_one_read, 60)
  */
 TEST_F_TIMEOUT(chain, short_buffer_splits_chain, 60)
 {
-	struct mcp_worker_chain *c = chain_buf(ROOM), *other = chain_buf(ROOM);
+	struct mcp_worker_chain *c = chain_buf(), *other = chain_buf();
 	pid_t tid = syscall(SYS_gettid);
 	__u64 exec_id, t0, first_id;
 	int wfd, fence;
@@ -403,7 +410,7 @@ TEST_F_TIMEOUT(chain, short_buffer_splits_chain, 60)
  */
 TEST_F_TIMEOUT(chain, fork_ends_chain_join_waits, 60)
 {
-	struct mcp_worker_chain *a = chain_buf(ROOM), *b = chain_buf(ROOM);
+	struct mcp_worker_chain *a = chain_buf(), *b = chain_buf();
 	struct mcp_graph_node_status ns[6];
 	struct mcp_graph_status st;
 	struct mcp_graph_case_graph g;
@@ -492,7 +499,7 @@ TEST_F_TIMEOUT(chain, fork_ends_chain_join_waits, 60)
  */
 TEST_F_TIMEOUT(chain, partial_report_hands_rest_on, 60)
 {
-	struct mcp_worker_chain *c = chain_buf(ROOM), *other = chain_buf(ROOM);
+	struct mcp_worker_chain *c = chain_buf(), *other = chain_buf();
 	struct mcp_graph_node_status ns[8];
 	struct mcp_graph_status st;
 	pid_t tid = syscall(SYS_gettid);
@@ -543,7 +550,7 @@ TEST_F_TIMEOUT(chain, partial_report_hands_rest_on, 60)
  */
 TEST_F_TIMEOUT(chain, failure_cancels_rest, 60)
 {
-	struct mcp_worker_chain *c = chain_buf(ROOM);
+	struct mcp_worker_chain *c = chain_buf();
 	struct mcp_graph_node_status ns[6];
 	struct mcp_graph_status st;
 	pid_t tid = syscall(SYS_gettid);
@@ -600,7 +607,7 @@ TEST_F_TIMEOUT(chain, failure_cancels_rest, 60)
  */
 TEST_F_TIMEOUT(chain, close_hands_chain_on, 60)
 {
-	struct mcp_worker_chain *c = chain_buf(ROOM);
+	struct mcp_worker_chain *c = chain_buf();
 	struct mcp_graph_node_status ns[5];
 	struct mcp_graph_status st;
 	pid_t tid = syscall(SYS_gettid);
@@ -648,7 +655,7 @@ TEST_F_TIMEOUT(chain, close_hands_chain_on, 60)
 /* The execution times out with the chain claimed: its report is -ECANCELED. */
 TEST_F_TIMEOUT(chain, timeout_cancels_claimed_chain, 60)
 {
-	struct mcp_worker_chain *c = chain_buf(ROOM);
+	struct mcp_worker_chain *c = chain_buf();
 	struct mcp_graph_node_status ns[3];
 	struct mcp_graph_status st;
 	__u64 exec_id;
@@ -678,13 +685,69 @@ TEST_F_TIMEOUT(chain, timeout_cancels_claimed_chain, 60)
 	free(c);
 }
 
+static int graph_destroy(int fd, __u32 graph)
+{
+	struct mcp_graph_destroy d = { .size = sizeof(d), .handle = graph };
+
+	return mcp_ioctl(fd, MCP_IOC_GRAPH_DESTROY, &d);
+}
+
+/*
+ * The graph is destroyed while its chain is claimed: the execution runs
+ * to its end and the report applies; after a time-out the report is
+ * -ECANCELED, and so is a close of the worker fd instead of a report.
+ */
+TEST_F_TIMEOUT(chain, destroyed_graph_chain_runs_out, 60)
+{
+	struct mcp_worker_chain *c = chain_buf();
+	struct mcp_graph_case_graph g;
+	pid_t tid = syscall(SYS_gettid);
+	__u64 exec_id, t0;
+	int graph, wfd, fence;
+
+	ASSERT_NE(NULL, c);
+	build_chain(&g, 4);
+	wfd = chain_worker(self->fd);
+	ASSERT_LE(0, wfd);
+
+	graph = graph_create(self->fd, &g, self->bo);
+	ASSERT_LT(0, graph);
+	t0 = now_ns();
+	fence = exec_bound(self->fd, graph, NULL, 0, 0, &exec_id);
+	ASSERT_LE(0, fence);
+	ASSERT_EQ(4, read_chain_wait(wfd, c, ROOM));
+	ASSERT_EQ(0, graph_destroy(self->fd, graph));
+	ASSERT_EQ(0, chain_done_all(wfd, c));
+	EXPECT_EQ(1, fence_finish(fence, 10000));
+	expect_all_ran(_metadata, self->fd, exec_id, 4, tid, t0);
+
+	graph = graph_create(self->fd, &g, self->bo);
+	ASSERT_LT(0, graph);
+	fence = exec_bound(self->fd, graph, NULL, 0, 200, &exec_id);
+	ASSERT_LE(0, fence);
+	ASSERT_EQ(4, read_chain_wait(wfd, c, ROOM));
+	ASSERT_EQ(0, graph_destroy(self->fd, graph));
+	EXPECT_EQ(-ETIMEDOUT, fence_finish(fence, 10000));
+	EXPECT_EQ(-ECANCELED, chain_done_all(wfd, c));
+
+	graph = graph_create(self->fd, &g, self->bo);
+	ASSERT_LT(0, graph);
+	fence = exec_bound(self->fd, graph, NULL, 0, 200, &exec_id);
+	ASSERT_LE(0, fence);
+	ASSERT_EQ(4, read_chain_wait(wfd, c, ROOM));
+	ASSERT_EQ(0, graph_destroy(self->fd, graph));
+	EXPECT_EQ(-ETIMEDOUT, fence_finish(fence, 10000));
+	close(wfd);
+	free(c);
+}
+
 /*
  * JOB_DONE, or one JOBS_DONE entry, on a chain's id is CHAIN_DONE of its
  * first node: the rest goes back to the queue; a failure cancels it.
  */
 TEST_F_TIMEOUT(chain, job_done_reports_first_node, 60)
 {
-	struct mcp_worker_chain *c = chain_buf(ROOM);
+	struct mcp_worker_chain *c = chain_buf();
 	struct mcp_graph_node_status ns[4];
 	struct mcp_graph_status st;
 	struct mcp_job_report r = { 0 };
@@ -748,7 +811,7 @@ TEST_F(chain, register_flags)
  */
 TEST_F_TIMEOUT(chain, chain_done_arguments, 60)
 {
-	struct mcp_worker_chain *c = chain_buf(ROOM);
+	struct mcp_worker_chain *c = chain_buf();
 	struct mcp_graph_node_status ns[3];
 	struct mcp_graph_status st;
 	struct {
@@ -826,7 +889,7 @@ TEST_F_TIMEOUT(chain, chain_done_arguments, 60)
  */
 TEST_F_TIMEOUT(chain, plain_job_is_no_chain, 60)
 {
-	struct mcp_worker_chain *c = chain_buf(ROOM);
+	struct mcp_worker_chain *c = chain_buf();
 	struct mcp_worker_job job;
 	__u64 exec_id;
 	int plain, wfd, fence;
@@ -870,7 +933,7 @@ TEST_F_TIMEOUT(chain, plain_job_is_no_chain, 60)
 /* The context closes with a chain claimed: -ENODEV, and reads return 0. */
 TEST_F_TIMEOUT(chain, context_gone, 60)
 {
-	struct mcp_worker_chain *c = chain_buf(ROOM);
+	struct mcp_worker_chain *c = chain_buf();
 	__u64 exec_id;
 	__u32 bo;
 	int ctx, wfd, fence;
@@ -898,14 +961,12 @@ TEST_F_TIMEOUT(chain, context_gone, 60)
 TEST_F(chain, graph_handles_not_reused)
 {
 	struct mcp_graph_case_graph g;
-	struct mcp_graph_destroy d = { .size = sizeof(d) };
 	int first, second;
 
 	build_chain(&g, 1);
 	first = graph_create(self->fd, &g, self->bo);
 	ASSERT_LT(0, first);
-	d.handle = first;
-	ASSERT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_GRAPH_DESTROY, &d));
+	ASSERT_EQ(0, graph_destroy(self->fd, first));
 	second = graph_create(self->fd, &g, self->bo);
 	ASSERT_LT(0, second);
 	EXPECT_NE(first, second);
@@ -939,7 +1000,7 @@ static void *done_racer(void *arg)
  */
 TEST_F_TIMEOUT(chain, racing_reports_apply_once, 120)
 {
-	struct mcp_worker_chain *c = chain_buf(ROOM);
+	struct mcp_worker_chain *c = chain_buf();
 	struct done_race a = { 0 }, b = { 0 };
 	pid_t tid = syscall(SYS_gettid);
 	struct mcp_graph_case_graph g;
