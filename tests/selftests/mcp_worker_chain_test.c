@@ -884,48 +884,67 @@ TEST_F_TIMEOUT(chain, chain_done_arguments, 60)
 }
 
 /*
- * A plain worker fd's job is no chain: CHAIN_DONE on its id is -ENOENT
- * and leaves it claimed.  A chain fd's read needs room for one node.
+ * On a plain worker fd each job read is a chain of one node: CHAIN_DONE
+ * reports it (n_ran 1 only, its end time kept); a chained job not started
+ * is -EBUSY.  A chain fd's read needs room for one node.
  */
-TEST_F_TIMEOUT(chain, plain_job_is_no_chain, 60)
+TEST_F_TIMEOUT(chain, plain_job_is_chain_of_one, 60)
 {
 	struct mcp_worker_chain *c = chain_buf();
-	struct mcp_worker_job job;
-	__u64 exec_id;
+	struct mcp_graph_node_status ns[3];
+	struct mcp_graph_status st;
+	struct mcp_worker_job jobs[2];
+	pid_t tid = syscall(SYS_gettid);
+	__u64 exec_id, t0, t_end;
+	ssize_t n = -1;
 	int plain, wfd, fence;
 
 	ASSERT_NE(NULL, c);
 	plain = worker_open(self->fd, 0, 0);
 	ASSERT_LE(0, plain);
-	fence = chain_exec(self->fd, self->bo, 2, 0, &exec_id);
+	t0 = now_ns();
+	fence = chain_exec(self->fd, self->bo, 3, 0, &exec_id);
 	ASSERT_LE(0, fence);
-	for (int i = 0; i < 500; i++) {
-		if (read(plain, &job, sizeof(job)) == sizeof(job))
-			break;
-		job.job_id = 0;
-		usleep(10000);
+	/* Room for two jobs: node 0, and node 1 chained after it. */
+	for (int i = 0; i < 500 && n < 0; i++) {
+		n = read(plain, jobs, sizeof(jobs));
+		if (n < 0)
+			usleep(10000);
 	}
-	ASSERT_NE(0, job.job_id);
-	EXPECT_EQ(-ENOENT, chain_done(plain, job.job_id, 0, NULL, 1, 0));
-	EXPECT_EQ(0, job_done(plain, job.job_id, 0));
+	ASSERT_EQ(sizeof(jobs), n);
+	EXPECT_EQ(0, jobs[0].node);
+	EXPECT_EQ(1, jobs[1].node);
+	EXPECT_EQ(MCP_WORKER_JOB_CHAINED, jobs[1].flags);
+
+	EXPECT_EQ(-EBUSY, chain_done(plain, jobs[1].job_id, 0, NULL, 1, 0));
+	EXPECT_EQ(-EINVAL, chain_done(plain, jobs[0].job_id, 0, NULL, 2, 0));
+	usleep(1000);
+	t_end = now_ns();
+	ASSERT_EQ(0, chain_done(plain, jobs[0].job_id, 0, &t_end, 1, 0));
+	EXPECT_EQ(-ENOENT, job_done(plain, jobs[0].job_id, 0));
+	ASSERT_EQ(0, graph_status(self->fd, exec_id, ns, 3, &st));
+	EXPECT_EQ(t_end, ns[0].end_ns);
+	EXPECT_EQ(t_end, ns[1].start_ns);
+	ASSERT_EQ(0, chain_done(plain, jobs[1].job_id, 0, NULL, 1, 0));
 	close(plain);
 
-	/* The second node, on a chain fd: too little room is -EINVAL. */
+	/* The last node, on a chain fd: too little room is -EINVAL. */
 	wfd = chain_worker(self->fd);
 	ASSERT_LE(0, wfd);
 	for (int i = 0; i < 100; i++) {
-		int n = read_chain_bytes(wfd, c, CHAIN_BYTES(1) - 1);
+		int r = read_chain_bytes(wfd, c, CHAIN_BYTES(1) - 1);
 
-		if (n != -EAGAIN) {
-			EXPECT_EQ(-EINVAL, n);
+		if (r != -EAGAIN) {
+			EXPECT_EQ(-EINVAL, r);
 			break;
 		}
 		usleep(10000);
 	}
 	ASSERT_EQ(1, read_chain_wait(wfd, c, ROOM));
-	expect_nodes(_metadata, c, exec_id, 1, 1);
+	expect_nodes(_metadata, c, exec_id, 2, 1);
 	ASSERT_EQ(0, chain_done_all(wfd, c));
 	EXPECT_EQ(1, fence_finish(fence, 10000));
+	expect_all_ran(_metadata, self->fd, exec_id, 3, tid, t0);
 	close(wfd);
 	free(c);
 }

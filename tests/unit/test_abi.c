@@ -449,7 +449,7 @@ Test(abi, job_chains)
 	cr_expect_eq(OFF(mcp_worker_chain, flags), 28);
 	cr_expect_eq(OFF(mcp_worker_chain, handles), 32);
 	cr_expect_eq(OFF(mcp_worker_chain, nodes), 32 + 4 * 64);
-	cr_expect_eq(sizeof(struct mcp_worker_chain), 32 + 4 * 64);
+	cr_expect_eq(sizeof(struct mcp_worker_chain), 32 + 4 * 64 + 4 * 1024);
 	cr_expect_eq(_Alignof(struct mcp_worker_chain), 8);
 	cr_expect_eq(sizeof(struct mcp_chain_done), MCP_CHAIN_DONE_SIZE_VER0);
 	cr_expect_eq(sizeof(struct mcp_chain_done), 40);
