@@ -494,6 +494,136 @@ TEST_F_TIMEOUT(chain, fork_ends_chain_join_waits, 60)
 }
 
 /*
+ * WNOP -> COPY on the kernel's CPU engine -> WNOP: a chain holds worker
+ * nodes only, so each WNOP is a chain of one and the copy runs between.
+ */
+TEST_F_TIMEOUT(chain, kernel_node_ends_chain, 60)
+{
+	struct mcp_worker_chain *c = chain_buf();
+	struct mcp_graph_node_status ns[3];
+	struct mcp_graph_status st;
+	struct mcp_graph_case_graph g;
+	pid_t tid = syscall(SYS_gettid);
+	int graph, wfd, fence;
+	__u64 exec_id;
+
+	ASSERT_NE(NULL, c);
+	mcp_graph_case_init(&g);
+	mcp_graph_case_buffer(&g, PAGE, 0);
+	for (int i = 0; i < 4; i++)
+		mcp_graph_case_tensor(&g, 0, MCP_DTYPE_F32, 64 * i, 1, 16);
+	mcp_graph_case_node(&g, MCP_OP_WNOP, MCP_GRAPH_ENGINE_WORKER, 1, 1, 0, 1);
+	mcp_graph_case_node(&g, MCP_OP_COPY, MCP_GRAPH_ENGINE_CPU, 1, 1, 1, 2);
+	mcp_graph_case_node(&g, MCP_OP_WNOP, MCP_GRAPH_ENGINE_WORKER, 1, 1, 2, 3);
+	graph = graph_create(self->fd, &g, self->bo);
+	ASSERT_LT(0, graph);
+	wfd = chain_worker(self->fd);
+	ASSERT_LE(0, wfd);
+	fence = exec_bound(self->fd, graph, NULL, 0, 0, &exec_id);
+	ASSERT_LE(0, fence);
+
+	ASSERT_EQ(1, read_chain_wait(wfd, c, ROOM));
+	expect_nodes(_metadata, c, exec_id, 0, 1);
+	ASSERT_EQ(0, chain_done_all(wfd, c));
+	ASSERT_EQ(1, read_chain_wait(wfd, c, ROOM));
+	expect_nodes(_metadata, c, exec_id, 2, 1);
+	ASSERT_EQ(0, chain_done_all(wfd, c));
+	EXPECT_EQ(1, fence_finish(fence, 10000));
+
+	ASSERT_EQ(0, graph_status(self->fd, exec_id, ns, 3, &st));
+	EXPECT_EQ(MCP_GRAPH_STATE_DONE, st.state);
+	EXPECT_EQ(MCP_GRAPH_ENGINE_CPU, ns[1].engine);
+	for (int i = 0; i < 3; i++) {
+		EXPECT_EQ(0, ns[i].result) TH_LOG("node %d", i);
+		EXPECT_LE(ns[i].start_ns, ns[i].end_ns) TH_LOG("node %d", i);
+		if (i)
+			EXPECT_LE(ns[i - 1].end_ns, ns[i].start_ns) TH_LOG("node %d", i);
+		if (i != 1) {
+			EXPECT_EQ(MCP_GRAPH_ENGINE_WORKER, ns[i].engine) TH_LOG("node %d", i);
+			EXPECT_EQ(tid, ns[i].worker_tid) TH_LOG("node %d", i);
+		}
+	}
+	close(wfd);
+	free(c);
+}
+
+/* The second NUMA node's id, or -1 with one node only. */
+static int second_numa_node(void)
+{
+	int seen = 0;
+
+	for (int node = 0; node < 64; node++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d", node);
+		if (!access(path, F_OK) && seen++)
+			return node;
+	}
+	return -1;
+}
+
+/*
+ * Node 1 reads mostly a BO on another NUMA node: it routes to that node's
+ * worker, so the chain on node 0's worker ends before it.
+ */
+TEST_F_TIMEOUT(chain, routed_elsewhere_ends_chain, 60)
+{
+	struct mcp_worker_chain *a = chain_buf(), *b = chain_buf();
+	struct mcp_graph_node_status ns[3];
+	struct mcp_graph_status st;
+	struct mcp_graph_case_graph g;
+	int graph, w0, w1, fence, other = second_numa_node();
+	__u64 exec_id;
+
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	if (other < 0)
+		SKIP(return, "one NUMA node only");
+	self->bo[1] = bo_new(self->fd, other);
+	ASSERT_NE(0, self->bo[1]);
+
+	mcp_graph_case_init(&g);
+	mcp_graph_case_buffer(&g, PAGE, 0);
+	mcp_graph_case_buffer(&g, PAGE, 0);
+	mcp_graph_case_tensor(&g, 0, MCP_DTYPE_F32, 0, 1, 16);	/* 0: node 0 */
+	mcp_graph_case_tensor(&g, 0, MCP_DTYPE_F32, 64, 1, 16);	/* 1: node 0 */
+	mcp_graph_case_tensor(&g, 1, MCP_DTYPE_F32, 0, 1, 512);	/* 2: 2 KiB, other */
+	mcp_graph_case_tensor(&g, 1, MCP_DTYPE_F32, 2048, 1, 16);	/* 3: other */
+	mcp_graph_case_tensor(&g, 1, MCP_DTYPE_F32, 2112, 1, 16);	/* 4: other */
+	mcp_graph_case_node(&g, MCP_OP_WNOP, MCP_GRAPH_ENGINE_WORKER, 1, 1, 0, 1);
+	mcp_graph_case_node(&g, MCP_OP_WNOP, MCP_GRAPH_ENGINE_WORKER, 2, 1, 1, 2, 3);
+	mcp_graph_case_node(&g, MCP_OP_WNOP, MCP_GRAPH_ENGINE_WORKER, 1, 1, 3, 4);
+	graph = graph_create(self->fd, &g, self->bo);
+	ASSERT_LT(0, graph);
+	w0 = chain_worker(self->fd);
+	w1 = worker_open(self->fd, other, MCP_WORKER_CHAINS);
+	ASSERT_LE(0, w0);
+	ASSERT_LE(0, w1);
+	fence = exec_bound(self->fd, graph, NULL, 0, 0, &exec_id);
+	ASSERT_LE(0, fence);
+
+	ASSERT_EQ(1, read_chain_wait(w0, a, ROOM));
+	expect_nodes(_metadata, a, exec_id, 0, 1);
+	EXPECT_EQ(-EAGAIN, read_chain(w1, b, ROOM));
+	ASSERT_EQ(0, chain_done_all(w0, a));
+	EXPECT_EQ(-EAGAIN, read_chain(w0, a, ROOM));
+	/* On the other node, 1 and 2 are one chain. */
+	ASSERT_EQ(2, read_chain_wait(w1, b, ROOM));
+	expect_nodes(_metadata, b, exec_id, 1, 2);
+	ASSERT_EQ(0, chain_done_all(w1, b));
+	EXPECT_EQ(1, fence_finish(fence, 10000));
+	ASSERT_EQ(0, graph_status(self->fd, exec_id, ns, 3, &st));
+	EXPECT_EQ(MCP_GRAPH_STATE_DONE, st.state);
+	EXPECT_EQ(0, ns[0].numa_node);
+	EXPECT_EQ(other, ns[1].numa_node);
+	EXPECT_EQ(other, ns[2].numa_node);
+	close(w1);
+	close(w0);
+	free(b);
+	free(a);
+}
+
+/*
  * A report of the first 3 of 8 nodes, all well: the other 5 go back to
  * the queue, not started, and another worker reads them as a chain.
  */
