@@ -4,12 +4,13 @@
  * mcp_worker_chain", MCP_IOC_CHAIN_DONE, MCP_FEAT_JOB_CHAINS): one read on
  * a MCP_WORKER_CHAINS fd returns a chain of nodes with the execution's
  * buffer handles, one report applies them all with the worker's times,
- * clamped; a short buffer takes part of the chain; forks end a chain and a
- * join waits for its last branch; a partial report hands the rest on, a
- * failure cancels it; a closed worker fd hands the chain to another; a
- * time-out makes the report -ECANCELED; JOB_DONE and JOBS_DONE report one
- * node; CHAIN_DONE's bad arguments apply nothing; two threads reporting
- * one chain apply it once.  The test thread is the worker.
+ * clamped; a short buffer takes part of the chain; forks, kernel nodes
+ * and nodes routed to another NUMA node end a chain, and a join waits for
+ * its last branch; a partial report hands the rest on, a failure cancels
+ * it; a closed worker fd hands the chain to another; a time-out makes the
+ * report -ECANCELED; JOB_DONE and JOBS_DONE report one node; CHAIN_DONE's
+ * bad arguments apply nothing; two threads reporting one chain apply it
+ * once.  The test thread is the worker.
  */
 #include "mcp_bo.h"
 #include "mcp_fence.h"
