@@ -494,6 +494,126 @@ TEST_F_TIMEOUT(chain, fork_ends_chain_join_waits, 60)
 	free(a);
 }
 
+#define HUGE_CHAIN	(MCP_WORKER_CHAIN_MAX + 76)
+#define HUGE_ROOM	(MCP_WORKER_CHAIN_MAX + 200)
+
+/*
+ * A chain of n WNOP nodes in version 1 binary form (more nodes than the
+ * case builder holds), tensor i at 64 * i of buffer 0: its bytes, which
+ * the caller frees, and their count in *len.
+ */
+static void *huge_chain_graph(int n, size_t *len)
+{
+	struct mcp_graph_header *h;
+	struct mcp_graph_buffer *buf;
+	struct mcp_graph_tensor *t;
+	struct mcp_graph_node *nd;
+
+	*len = sizeof(*h) + sizeof(*buf) + (n + 1) * sizeof(*t) + n * sizeof(*nd);
+	h = calloc(1, *len);
+	if (!h)
+		return NULL;
+	*h = (struct mcp_graph_header){
+		.magic = MCP_GRAPH_MAGIC, .version = MCP_GRAPH_VERSION,
+		.header_size = sizeof(*h), .n_buffers = 1, .n_tensors = n + 1,
+		.n_nodes = n, .total_len = *len,
+	};
+	buf = (void *)(h + 1);
+	buf->length = 64 * (n + 1);
+	t = (void *)(buf + 1);
+	for (int i = 0; i <= n; i++)
+		t[i] = (struct mcp_graph_tensor){
+			.dtype = MCP_DTYPE_F32, .rank = 1, .offset = 64 * i,
+			.dims = { 16 },
+		};
+	nd = (void *)(t + n + 1);
+	for (int i = 0; i < n; i++)
+		nd[i] = (struct mcp_graph_node){
+			.op = MCP_OP_WNOP, .engine = MCP_GRAPH_ENGINE_WORKER,
+			.n_inputs = 1, .n_outputs = 1,
+			.inputs = { i }, .outputs = { i + 1 },
+		};
+	return h;
+}
+
+/*
+ * A chain longer than MCP_WORKER_CHAIN_MAX: a read with more room returns
+ * MCP_WORKER_CHAIN_MAX nodes, the rest comes after their report.
+ */
+TEST_F_TIMEOUT(chain, longest_chain_is_capped, 120)
+{
+	static union {
+		struct mcp_worker_chain c;
+		__u8 bytes[CHAIN_BYTES(HUGE_ROOM)];
+	} room;
+	static struct mcp_graph_node_status ns[HUGE_CHAIN];
+	static __u64 ends[MCP_WORKER_CHAIN_MAX];
+	struct mcp_worker_chain *c = &room.c;
+	struct mcp_bo_create bc = {
+		.size = sizeof(bc),
+		.length = (64 * (HUGE_CHAIN + 1) + PAGE - 1) & ~(PAGE - 1),
+		.flags = MCP_BO_NODE, .node = 0,
+	};
+	struct mcp_graph_create gc = { .size = sizeof(gc) };
+	struct mcp_graph_status st;
+	pid_t tid = syscall(SYS_gettid);
+	__u64 exec_id, t0;
+	int wfd, fence;
+	void *bytes;
+	size_t len;
+
+	ASSERT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_BO_CREATE, &bc));
+	bytes = huge_chain_graph(HUGE_CHAIN, &len);
+	ASSERT_NE(NULL, bytes);
+	gc.graph = (__u64)(uintptr_t)bytes;
+	gc.graph_len = len;
+	gc.handles = (__u64)(uintptr_t)&bc.handle;
+	gc.n_handles = 1;
+	ASSERT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_GRAPH_CREATE, &gc))
+		TH_LOG("refused: reason %u kind %u index %u", gc.error_reason,
+		       gc.error_kind, gc.error_index);
+	free(bytes);
+	wfd = chain_worker(self->fd);
+	ASSERT_LE(0, wfd);
+	t0 = now_ns();
+	fence = exec_bound(self->fd, gc.handle, NULL, 0, 0, &exec_id);
+	ASSERT_LE(0, fence);
+
+	ASSERT_EQ(MCP_WORKER_CHAIN_MAX, read_chain_wait(wfd, c, HUGE_ROOM));
+	for (int i = 0; i < MCP_WORKER_CHAIN_MAX; i++) {
+		if (c->nodes[i] != (__u32)i) {
+			EXPECT_EQ(i, c->nodes[i]) TH_LOG("entry %d", i);
+			break;
+		}
+	}
+	ASSERT_EQ(0, chain_done(wfd, c->job_id, 0, ends, MCP_WORKER_CHAIN_MAX, 0));
+	ASSERT_EQ(HUGE_CHAIN - MCP_WORKER_CHAIN_MAX,
+		  read_chain_wait(wfd, c, HUGE_ROOM));
+	EXPECT_EQ(MCP_WORKER_CHAIN_MAX, c->nodes[0]);
+	EXPECT_EQ(HUGE_CHAIN - 1, c->nodes[HUGE_CHAIN - MCP_WORKER_CHAIN_MAX - 1]);
+	ASSERT_EQ(0, chain_done_all(wfd, c));
+	EXPECT_EQ(1, fence_finish(fence, 30000));
+
+	ASSERT_EQ(0, graph_status(self->fd, exec_id, ns, HUGE_CHAIN, &st));
+	EXPECT_EQ(MCP_GRAPH_STATE_DONE, st.state);
+	EXPECT_EQ(HUGE_CHAIN, st.n_nodes);
+	for (int i = 0; i < HUGE_CHAIN; i++) {
+		int bad = ns[i].result || ns[i].worker_tid != tid ||
+			  ns[i].start_ns < t0 || ns[i].end_ns < ns[i].start_ns ||
+			  (i && ns[i].start_ns < ns[i - 1].end_ns);
+
+		if (bad) {
+			EXPECT_EQ(0, bad)
+				TH_LOG("node %d: result %d tid %d start %llu end %llu",
+				       i, ns[i].result, ns[i].worker_tid,
+				       (unsigned long long)ns[i].start_ns,
+				       (unsigned long long)ns[i].end_ns);
+			break;
+		}
+	}
+	close(wfd);
+}
+
 /*
  * WNOP -> COPY on the kernel's CPU engine -> WNOP: a chain holds worker
  * nodes only, so each WNOP is a chain of one and the copy runs between.
