@@ -6,9 +6,10 @@
 // mcp::Runtime's worker threads (execute + out-fence wait), against a
 // plain userspace thread-pool DAG executor written here, what a user
 // would write: a ready queue, dependency counters, a condition variable,
-// the same number of threads.  The kernel runs three ways, each on its
+// the same number of threads.  The kernel runs several ways, each on its
 // own context: the Runtime's default (on a module with job-chains, a read
-// takes a chain of nodes as one job, one MCP_IOC_CHAIN_DONE reports it),
+// takes a chain of up to 32 nodes as one job, one MCP_IOC_CHAIN_DONE
+// reports it), the same with chains of up to 1024 nodes (job-chains only),
 // jobs (a read takes a job and the jobs chained after it, one
 // MCP_IOC_JOBS_DONE reports them) and one job per read with
 // MCP_IOC_JOB_DONE.  Rounds alternate; the median round counts, and the
@@ -142,6 +143,12 @@ struct Variant {
 	std::optional<mcp::Runtime> rt;
 	mcp::LoadedGraph graph;
 	std::vector<double> us;	// per round
+	// Per round, in us, from the kernel's status and steady_clock (both
+	// CLOCK_MONOTONIC): execute() called to the kernel's submit time,
+	// submit to the first node's start, first start to last end (the
+	// workers' times), last end to the execution's end (the last report
+	// applied), execution end to the fence wait returning.
+	std::vector<double> to_submit, to_first, running, to_end, to_awake;
 
 	Variant(std::string n, mcp::RuntimeOptions o) : name(std::move(n)), options(std::move(o)) {}
 };
@@ -184,7 +191,8 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		const bool has_chains = dev.version().has(mcp::feature::job_chains);
-		mcp::RuntimeOptions batched, one_job;
+		mcp::RuntimeOptions long_chains, batched, one_job;
+		long_chains.worker_batch = MCP_RUNTIME_CHAIN_MAX;
 		batched.worker_chains = false;
 		one_job.worker_chains = false;
 		one_job.worker_batch = 1;
@@ -193,6 +201,8 @@ int main(int argc, char **argv)
 		variants.push_back({has_chains ? "chain per read + CHAIN_DONE"
 					       : "chains (module without job-chains: batch)",
 				    mcp::RuntimeOptions{}});
+		if (has_chains)
+			variants.push_back({"chain per read (up to 1024) + CHAIN_DONE", long_chains});
 		variants.push_back({"jobs per read + JOBS_DONE", batched});
 		variants.push_back({"1 job per read + JOB_DONE", one_job});
 		mcp::GraphDef def = wnop_chain(nodes);
@@ -212,12 +222,21 @@ int main(int argc, char **argv)
 			double t0 = now_us();
 			mcp::Execution e = v.rt->execute(v.graph);
 			mcp::FenceResult res = e.fence.wait();
-			v.us.push_back(now_us() - t0);
-			if (!res.ok())
+			double t1 = now_us();
+			v.us.push_back(t1 - t0);
+			mcp::ExecStatus st = v.rt->status(e.exec_id);
+			if (!res.ok()) {
 				std::fprintf(stderr, "mcp_graph_sched_bench: %s\n",
-					     mcp::exec_failure_message(v.rt->status(e.exec_id), def)
-						     .c_str());
-			return res.ok();
+					     mcp::exec_failure_message(st, def).c_str());
+				return false;
+			}
+			const mcp::NodeStatus &first = st.nodes.front(), &last = st.nodes.back();
+			v.to_submit.push_back(static_cast<double>(st.submit_ns) / 1e3 - t0);
+			v.to_first.push_back(static_cast<double>(first.start_ns - st.submit_ns) / 1e3);
+			v.running.push_back(static_cast<double>(last.end_ns - first.start_ns) / 1e3);
+			v.to_end.push_back(static_cast<double>(st.end_ns - last.end_ns) / 1e3);
+			v.to_awake.push_back(t1 - static_cast<double>(st.end_ns) / 1e3);
+			return true;
 		};
 		// One of each untimed: first-touch and thread start-up.
 		for (Variant &v : variants)
@@ -250,6 +269,13 @@ int main(int argc, char **argv)
 				    (v.name + ":").c_str(), fastest(v.us) / nodes,
 				    fastest(v.us) / nodes / pf);
 		std::printf("  fastest rounds: pool %.2f us/node\n", pf);
+		std::printf("  where a round goes (median us; kernel status times): execute() -> "
+			    "submit, -> first node start, -> last node end, -> execution end, -> "
+			    "fence wait returns\n");
+		for (const Variant &v : variants)
+			std::printf("    %-44s %8.1f %8.1f %9.1f %8.1f %8.1f\n", (v.name + ":").c_str(),
+				    median(v.to_submit), median(v.to_first), median(v.running),
+				    median(v.to_end), median(v.to_awake));
 		double m = median(best->us) / nodes;
 		std::printf("  best MCP mode: %s\n", best->name.c_str());
 		std::printf("  ratio %.2fx (target <= 2x): %s\n", m / p, m / p <= 2.0 ? "met" : "NOT met");

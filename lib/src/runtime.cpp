@@ -25,6 +25,7 @@ static_assert(MCP_RUNTIME_WORKER_ONE_JOB == static_cast<int>(mcp::WorkerMode::on
 	      MCP_RUNTIME_WORKER_BATCH == static_cast<int>(mcp::WorkerMode::batch) &&
 	      MCP_RUNTIME_WORKER_CHAINS == static_cast<int>(mcp::WorkerMode::chains));
 static_assert(MCP_RUNTIME_WORKER_BATCH_MAX == MCP_WORKER_READ_MAX);
+static_assert(MCP_RUNTIME_CHAIN_MAX == MCP_WORKER_CHAIN_MAX);
 
 namespace mcp {
 
@@ -360,9 +361,9 @@ Runtime::Runtime(const Dma &ctx, const RuntimeOptions &options)
 		throw Error(EBADF, "the DMA context of the runtime is not open");
 	if (options.workers_per_node == 0)
 		throw Error(EINVAL, "a runtime needs at least one worker per node");
-	if (options.worker_batch == 0 || options.worker_batch > MCP_WORKER_READ_MAX)
+	if (options.worker_batch == 0 || options.worker_batch > MCP_WORKER_CHAIN_MAX)
 		throw Error(EINVAL, "the worker batch must be 1 to " +
-					    std::to_string(MCP_WORKER_READ_MAX) + " jobs");
+					    std::to_string(MCP_WORKER_CHAIN_MAX) + " nodes");
 	Topology topo = context_topology(ctx);
 	std::vector<unsigned> nodes = options.nodes.empty() ? default_nodes(topo) : options.nodes;
 	if (nodes.empty())

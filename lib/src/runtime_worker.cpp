@@ -7,6 +7,7 @@
 // MCP_IOC_CHAIN_DONE (MCP_FEAT_JOB_CHAINS); a job and the jobs chained
 // after it, reported with MCP_IOC_JOBS_DONE (MCP_FEAT_JOB_BATCH); one job
 // and MCP_IOC_JOB_DONE.
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <ctime>
@@ -373,7 +374,7 @@ void worker_loop(RuntimeState &state, Worker &w, StartGate &gate)
 		mode = WorkerMode::chains;
 		batch = state.batch;
 	} else if (!err) {
-		batch = probe_batch(worker_fd, state.batch);
+		batch = probe_batch(worker_fd, std::min(state.batch, unsigned{MCP_WORKER_READ_MAX}));
 		mode = batch > 1 ? WorkerMode::batch : WorkerMode::one_job;
 	}
 	WorkerBuffers buffers;

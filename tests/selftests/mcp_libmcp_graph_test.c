@@ -5,7 +5,7 @@
  * through the kernel and the worker threads equals a plain C reference
  * written here (max abs error <= 1e-3 after the layer norm; the tiled
  * hand-off copy bit for bit), a diamond, re-execution with other input
- * and output bindings, run_inline, mcpctl graph build/show/run --json with
+ * and output bindings, a chain of worker nodes in each worker mode, run_inline, mcpctl graph build/show/run --json with
  * every documented key, a bad graph file refused with its reason, and the
  * kernel and libmcp agreeing on mutated compact graphs.
  */
@@ -473,6 +473,134 @@ TEST_F(graph, loaded_graph_outlives_its_runtime)
 	mcp_graph_free(def);
 }
 
+/* A chain of @len RELU worker nodes, t0 (buffer "in") to t@len ("out"). */
+static struct mcp_graph_def *relu_chain(struct __test_metadata *_metadata, uint32_t n,
+					uint32_t len)
+{
+	struct mcp_graph_def *g = NULL;
+	uint32_t bin, bmid, bout, prev, next, node, i;
+	uint32_t dims[1] = { n };
+	char name[16];
+
+	EXPECT_EQ(0, mcp_graph_new("relu_chain", &g));
+	if (!g)
+		return NULL;
+	EXPECT_EQ(0, mcp_graph_add_buffer(g, "in", MCP_GRAPH_BUFFER_INPUT, NULL, &bin));
+	EXPECT_EQ(0, mcp_graph_add_buffer(g, "mid", 0, NULL, &bmid));
+	EXPECT_EQ(0, mcp_graph_add_buffer(g, "out", MCP_GRAPH_BUFFER_OUTPUT, NULL, &bout));
+	EXPECT_EQ(0, mcp_graph_add_tensor(g, "t0", bin, MCP_GRAPH_DTYPE_F32, dims, 1,
+					  MCP_GRAPH_LAYOUT_DENSE, &prev));
+	for (i = 1; i <= len; i++) {
+		snprintf(name, sizeof(name), "t%u", i);
+		EXPECT_EQ(0, mcp_graph_add_tensor(g, name, i == len ? bout : bmid,
+						  MCP_GRAPH_DTYPE_F32, dims, 1,
+						  MCP_GRAPH_LAYOUT_DENSE, &next));
+		EXPECT_EQ(0, mcp_graph_add_node(g, NULL, MCP_GRAPH_OP_RELU, MCP_GRAPH_CLASS_WORKER,
+						&prev, 1, &next, 1, NULL, 0, 0, &node));
+		prev = next;
+	}
+	EXPECT_EQ(0, mcp_graph_validate(g, NULL, NULL)) TH_LOG("%s", mcp_strerror_last());
+	return g;
+}
+
+/*
+ * Each worker mode (a chain per read where the module has job-chains,
+ * jobs per read, one job per read) runs a 40-node chain of worker nodes
+ * with the same result, in order, each node starting when the one before
+ * it ended; mcp_runtime_worker_info() says which mode; the opts' version
+ * 0 size, unknown flags and a worker index past the end.
+ */
+TEST(worker_modes_run_a_chain_alike)
+{
+	const uint32_t n = 64, len = 40;
+	static const struct {
+		uint32_t flags, batch, mode;
+	} modes[] = {
+		{ 0, 0, MCP_RUNTIME_WORKER_CHAINS },
+		{ MCP_RUNTIME_NO_CHAINS, 0, MCP_RUNTIME_WORKER_BATCH },
+		{ MCP_RUNTIME_NO_CHAINS, 1, MCP_RUNTIME_WORKER_ONE_JOB },
+	};
+	struct mcp_graph_def *def = relu_chain(_metadata, n, len);
+	struct mcp_runtime_worker w = { .size = sizeof(w) };
+	struct mcp_exec_node nodes[40];
+	struct mcp_exec_status st;
+	struct mcp_device *dev = NULL;
+	struct mcp_dma *host = NULL;
+	uint64_t features = 0, done = 0, blen;
+	float *in, *out;
+	uint32_t m, i, k;
+
+	ASSERT_NE(NULL, def);
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	ASSERT_EQ(0, mcp_open(NULL, &dev)) TH_LOG("%s", mcp_strerror_last());
+	ASSERT_EQ(0, mcp_get_version(dev, NULL, NULL, &features, NULL, 0));
+	ASSERT_EQ(0, mcp_dma_open_host(dev, &host)) TH_LOG("%s", mcp_strerror_last());
+	for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		struct mcp_runtime_opts o = { .size = sizeof(o), .flags = modes[m].flags,
+					      .worker_batch = modes[m].batch };
+		struct mcp_loaded_graph *lg = NULL;
+		struct mcp_runtime *rt = NULL;
+		uint32_t want = modes[m].mode;
+
+		if (want == MCP_RUNTIME_WORKER_CHAINS && !(features & MCP_FEATURE_JOB_CHAINS))
+			want = MCP_RUNTIME_WORKER_BATCH;
+		ASSERT_EQ(0, mcp_runtime_new(host, &o, &rt)) TH_LOG("%s", mcp_strerror_last());
+		for (k = 0; k < mcp_runtime_worker_count(rt); k++) {
+			ASSERT_EQ(0, mcp_runtime_worker_info(rt, k, &w)) TH_LOG("%s", mcp_strerror_last());
+			EXPECT_EQ(want, w.mode) TH_LOG("mode %u worker %u", m, k);
+			EXPECT_EQ(modes[m].batch ?: 32, w.batch);
+			EXPECT_LT(0, w.tid);
+		}
+		EXPECT_EQ(-EINVAL, mcp_runtime_worker_info(rt, k, &w));
+		ASSERT_EQ(0, mcp_runtime_load(rt, def, &lg, NULL)) TH_LOG("%s", mcp_strerror_last());
+		ASSERT_EQ(0, mcp_loaded_graph_buffer(lg, 0, (void **)&in, &blen));
+		fill_input(in, n, 1.0f + (float)m);
+		ASSERT_EQ(0, exec_wait(_metadata, rt, lg, NULL, 0, &st, nodes, len));
+		EXPECT_EQ(MCP_EXEC_DONE, st.state) TH_LOG("mode %u", m);
+		ASSERT_EQ(0, mcp_loaded_graph_buffer(lg, 2, (void **)&out, &blen));
+		for (i = 0; i < n; i++)
+			EXPECT_EQ(in[i] > 0 ? in[i] : 0.0f, out[i]) TH_LOG("mode %u [%u]", m, i);
+		for (i = 0; i < len; i++) {
+			EXPECT_EQ(0, nodes[i].result) TH_LOG("mode %u node %u", m, i);
+			EXPECT_LT(0, nodes[i].worker_tid) TH_LOG("mode %u node %u", m, i);
+			EXPECT_LE(nodes[i].start_ns, nodes[i].end_ns) TH_LOG("mode %u node %u", m, i);
+			if (i)
+				EXPECT_LE(nodes[i - 1].end_ns, nodes[i].start_ns)
+					TH_LOG("mode %u node %u", m, i);
+		}
+		for (k = 0, done = 0; k < mcp_runtime_worker_count(rt); k++)
+			if (!mcp_runtime_worker_info(rt, k, &w))
+				done += w.jobs;
+		EXPECT_EQ(len, done) TH_LOG("mode %u", m);
+		mcp_loaded_graph_free(lg);
+		mcp_runtime_free(rt);
+	}
+	{
+		struct mcp_runtime_opts o = { .size = MCP_RUNTIME_OPTS_SIZE_VER0,
+					      .flags = 0xdead };
+		struct mcp_runtime *rt = NULL;
+
+		/* the fields past a version 0 size are not read */
+		ASSERT_EQ(0, mcp_runtime_new(host, &o, &rt)) TH_LOG("%s", mcp_strerror_last());
+		ASSERT_EQ(0, mcp_runtime_worker_info(rt, 0, &w));
+		EXPECT_EQ(features & MCP_FEATURE_JOB_CHAINS ? MCP_RUNTIME_WORKER_CHAINS
+							     : MCP_RUNTIME_WORKER_BATCH, w.mode);
+		mcp_runtime_free(rt);
+		o.size = sizeof(o);
+		EXPECT_EQ(-EINVAL, mcp_runtime_new(host, &o, &rt));
+		o.flags = 0;
+		o.reserved = 1;
+		EXPECT_EQ(-EINVAL, mcp_runtime_new(host, &o, &rt));
+		o.size = MCP_RUNTIME_OPTS_SIZE_VER0 - 4;
+		EXPECT_EQ(-EINVAL, mcp_runtime_new(host, &o, &rt));
+		w.size = sizeof(w) - 1;
+		EXPECT_EQ(-EINVAL, mcp_runtime_worker_info(NULL, 0, &w));
+	}
+	mcp_graph_free(def);
+	mcp_dma_close(host);
+	mcp_close(dev);
+}
+
 TEST(run_inline_matches_the_c_reference)
 {
 	const uint32_t n = 777;
@@ -902,6 +1030,19 @@ static int has_keys(json_t *obj, const char *const *keys, size_t n)
 	return 1;
 }
 
+/* Whether the module has MCP_FEATURE_JOB_CHAINS. */
+static int module_has_chains(void)
+{
+	struct mcp_device *dev = NULL;
+	uint64_t features = 0;
+
+	if (mcp_open(NULL, &dev))
+		return 0;
+	mcp_get_version(dev, NULL, NULL, &features, NULL, 0);
+	mcp_close(dev);
+	return !!(features & MCP_FEATURE_JOB_CHAINS);
+}
+
 #define HAS_KEYS(obj, ...) \
 	has_keys(obj, (const char *const[]){ __VA_ARGS__ }, \
 		 sizeof((const char *const[]){ __VA_ARGS__ }) / sizeof(const char *))
@@ -910,8 +1051,10 @@ TEST(mcpctl_graph_build_show_run_json)
 {
 	json_t *doc, *nodes, *node, *workers, *w, *lat, *chk;
 	size_t i;
+	int chains;
 
 	ASSERT_EQ(0, mcp_ensure_loaded());
+	chains = module_has_chains();
 	ASSERT_EQ(0, MCP_MCPCTL(cli_out, "-j", "graph", "build", "--demo", "attention", "-o",
 				"/tmp/demo.mgph")) TH_LOG("%s", cli_out);
 	doc = parse_json(_metadata, cli_out);
@@ -946,8 +1089,11 @@ TEST(mcpctl_graph_build_show_run_json)
 		  json_number_value(json_object_get(lat, "max")));
 	workers = json_object_get(doc, "workers");
 	EXPECT_LE(1, json_array_size(workers));
-	json_array_foreach(workers, i, w)
-		EXPECT_TRUE(HAS_KEYS(w, "node", "tid", "jobs", "failed"));
+	json_array_foreach(workers, i, w) {
+		EXPECT_TRUE(HAS_KEYS(w, "node", "tid", "jobs", "failed", "mode", "batch"));
+		EXPECT_STREQ(chains ? "chains" : "batch",
+			     json_string_value(json_object_get(w, "mode")));
+	}
 	nodes = json_object_get(doc, "nodes");
 	EXPECT_EQ(36, json_array_size(nodes));
 	json_array_foreach(nodes, i, node) {
@@ -968,9 +1114,13 @@ TEST(mcpctl_graph_build_show_run_json)
 	EXPECT_NE(NULL, strstr(cli_out, "layernorm"));
 	EXPECT_NE(NULL, strstr(cli_out, "worker"));
 
-	/* one job per read gives the same numbers */
+	/* jobs per read, and one job per read, give the same numbers */
 	EXPECT_EQ(0, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/demo.mgph", "--iterations", "1",
-				"--worker-batch", "1", "--inline")) TH_LOG("%s", cli_out);
+				"--no-chains", "--inline")) TH_LOG("%s", cli_out);
+	EXPECT_NE(NULL, strstr(cli_out, " batch")) TH_LOG("%s", cli_out);
+	EXPECT_EQ(0, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/demo.mgph", "--iterations", "1",
+				"--worker-batch", "1", "--no-chains", "--inline")) TH_LOG("%s", cli_out);
+	EXPECT_NE(NULL, strstr(cli_out, " one-job")) TH_LOG("%s", cli_out);
 	unlink("/tmp/demo.mgph");
 }
 
@@ -1047,7 +1197,7 @@ TEST(mcpctl_graph_refuses_a_bad_graph_file)
 	EXPECT_EQ(2, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/bad.mgph", "--iterations", "0"));
 	EXPECT_EQ(2, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/bad.mgph", "--bind", "noequals"));
 	EXPECT_EQ(2, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/bad.mgph", "--worker-batch", "0"));
-	EXPECT_EQ(2, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/bad.mgph", "--worker-batch", "65"));
+	EXPECT_EQ(2, MCP_MCPCTL(cli_out, "graph", "run", "/tmp/bad.mgph", "--worker-batch", "1025"));
 	unlink("/tmp/bad.mgph");
 }
 

@@ -31,10 +31,11 @@ struct mcp_loaded_graph;
  * @workers_per_node: 0: 1
  * @nodes:	kernel node ids to start workers on; NULL: every node with CPUs
  * @n_nodes:	entries at @nodes
- * @worker_batch: jobs a worker reads at once (a job and the chain after
- *		it, reported together), 1 .. MCP_WORKER_READ_MAX; 0: 32; 1: one
- *		job per read, as on a module without MCP_FEATURE_JOB_BATCH.  In
- *		chain mode, the most nodes of one chain read
+ * @worker_batch: the most nodes a worker reads at once, reported
+ *		together, 1 .. MCP_RUNTIME_CHAIN_MAX; 0: 32.  In chain mode
+ *		the nodes of one chain; else a job and the jobs chained after
+ *		it, at most MCP_RUNTIME_WORKER_BATCH_MAX; 1: one job per read,
+ *		as on a module without MCP_FEATURE_JOB_BATCH
  * @flags:	MCP_RUNTIME_NO_CHAINS or 0
  * @reserved:	0
  *
@@ -64,7 +65,9 @@ struct mcp_runtime_opts {
 #define MCP_FEATURE_JOB_BATCH	(UINT64_C(1) << 8)
 /* The module's workers can read a chain of nodes as one job. */
 #define MCP_FEATURE_JOB_CHAINS	(UINT64_C(1) << 10)
-/* Largest mcp_runtime_opts.worker_batch (the kernel's MCP_WORKER_READ_MAX). */
+/* Largest mcp_runtime_opts.worker_batch (the kernel's MCP_WORKER_CHAIN_MAX). */
+#define MCP_RUNTIME_CHAIN_MAX		1024
+/* Most jobs one read takes outside chain mode (the kernel's MCP_WORKER_READ_MAX). */
 #define MCP_RUNTIME_WORKER_BATCH_MAX	64
 
 /*
