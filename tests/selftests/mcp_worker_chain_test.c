@@ -16,6 +16,7 @@
 #include "mcp_fence.h"
 #include "mcp_graph.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -1045,6 +1046,45 @@ TEST_F_TIMEOUT(chain, job_done_reports_first_node, 60)
 	}
 	EXPECT_EQ(-ECANCELED, ns[3].result);
 	EXPECT_EQ(0, ns[3].start_ns);
+	close(wfd);
+	free(c);
+}
+
+/* poll() of a worker fd: 1 when a chain is ready, 0 when not, -errno. */
+static int chain_ready(int wfd, int ms)
+{
+	struct pollfd p = { .fd = wfd, .events = POLLIN };
+	int n = poll(&p, 1, ms);
+
+	if (n < 0)
+		return -errno;
+	return n && (p.revents & POLLIN);
+}
+
+/* poll() says POLLIN while a chain, or the rest of one, is ready. */
+TEST_F_TIMEOUT(chain, poll_follows_chains, 60)
+{
+	struct mcp_worker_chain *c = chain_buf();
+	__u64 exec_id;
+	int wfd, fence;
+
+	ASSERT_NE(NULL, c);
+	wfd = chain_worker(self->fd);
+	ASSERT_LE(0, wfd);
+	EXPECT_EQ(0, chain_ready(wfd, 0));
+	fence = chain_exec(self->fd, self->bo, 3, 0, &exec_id);
+	ASSERT_LE(0, fence);
+	ASSERT_EQ(1, chain_ready(wfd, 5000));
+	ASSERT_EQ(3, read_chain(wfd, c, ROOM));
+	EXPECT_EQ(0, chain_ready(wfd, 0));
+	ASSERT_EQ(0, chain_done(wfd, c->job_id, 0, NULL, 1, 0));
+	ASSERT_EQ(1, chain_ready(wfd, 5000));
+	ASSERT_EQ(2, read_chain(wfd, c, ROOM));
+	expect_nodes(_metadata, c, exec_id, 1, 2);
+	EXPECT_EQ(0, chain_ready(wfd, 0));
+	ASSERT_EQ(0, chain_done_all(wfd, c));
+	EXPECT_EQ(1, fence_finish(fence, 10000));
+	EXPECT_EQ(0, chain_ready(wfd, 0));
 	close(wfd);
 	free(c);
 }
