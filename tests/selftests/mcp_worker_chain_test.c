@@ -145,7 +145,7 @@ static int exec_bound(int fd, __u32 graph, const struct mcp_graph_binding *b,
 	return ret ? ret : e.out_fence;
 }
 
-/* A chain of n on bo, executed once: the graph in *graph, the fence. */
+/* A chain of n made into a graph on bo and executed once: the fence. */
 static int chain_exec(int fd, const __u32 *bo, int n, __u32 timeout_ms,
 		      __u64 *exec_id)
 {
