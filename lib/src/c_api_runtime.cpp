@@ -291,6 +291,13 @@ std::uint32_t mcp_runtime_test_registry_size(const struct mcp_runtime *rt, std::
 	return state ? static_cast<std::uint32_t>(state->registry.size()) : 0;
 }
 
+std::uint32_t mcp_runtime_test_graph_descs(const struct mcp_runtime *rt)
+{
+	const mcp::detail::RuntimeState *state = rt ? mcp::detail::RuntimeAccess::state(rt->rt) : nullptr;
+
+	return state ? static_cast<std::uint32_t>(state->graphs.size()) : 0;
+}
+
 int mcp_runtime_run_inline(const struct mcp_graph_def *graph, void *const *buffers,
 			   uint32_t n_buffers)
 {

@@ -230,5 +230,8 @@ std::string node_label(const GraphDef &def, std::uint32_t index);
 // for the VM selftests, which link the shared library.
 extern "C" MCP_EXPORT std::uint32_t mcp_runtime_test_registry_size(const struct mcp_runtime *rt,
 								   std::uint32_t *pending);
+// The same hook for the graph registry: graphs whose node descriptors @rt
+// keeps for chain reads (0 for NULL).
+extern "C" MCP_EXPORT std::uint32_t mcp_runtime_test_graph_descs(const struct mcp_runtime *rt);
 
 #endif // MCP_SRC_RUNTIME_INTERNAL_HPP

@@ -503,11 +503,15 @@ static struct mcp_graph_def *relu_chain(struct __test_metadata *_metadata, uint3
 	return g;
 }
 
+/* Test hook of libmcp (c_api_runtime.cpp): graphs with chain descriptors. */
+uint32_t mcp_runtime_test_graph_descs(const struct mcp_runtime *rt);
+
 /*
  * Each worker mode (a chain per read where the module has job-chains,
  * jobs per read, one job per read) runs a 40-node chain of worker nodes
  * with the same result, in order, each node starting when the one before
- * it ended; mcp_runtime_worker_info() says which mode; the opts' version
+ * it ended; mcp_runtime_worker_info() says which mode; the graph's chain
+ * descriptors are kept (chain mode only) until the loaded graph goes; the opts' version
  * 0 size, unknown flags and a worker index past the end.
  */
 TEST(worker_modes_run_a_chain_alike)
@@ -552,7 +556,9 @@ TEST(worker_modes_run_a_chain_alike)
 			EXPECT_LT(0, w.tid);
 		}
 		EXPECT_EQ(-EINVAL, mcp_runtime_worker_info(rt, k, &w));
+		EXPECT_EQ(0, mcp_runtime_test_graph_descs(rt));
 		ASSERT_EQ(0, mcp_runtime_load(rt, def, &lg, NULL)) TH_LOG("%s", mcp_strerror_last());
+		EXPECT_EQ(want == MCP_RUNTIME_WORKER_CHAINS, mcp_runtime_test_graph_descs(rt));
 		ASSERT_EQ(0, mcp_loaded_graph_buffer(lg, 0, (void **)&in, &blen));
 		fill_input(in, n, 1.0f + (float)m);
 		ASSERT_EQ(0, exec_wait(_metadata, rt, lg, NULL, 0, &st, nodes, len));
@@ -573,6 +579,7 @@ TEST(worker_modes_run_a_chain_alike)
 				done += w.jobs;
 		EXPECT_EQ(len, done) TH_LOG("mode %u", m);
 		mcp_loaded_graph_free(lg);
+		EXPECT_EQ(0, mcp_runtime_test_graph_descs(rt));
 		mcp_runtime_free(rt);
 	}
 	{
