@@ -930,6 +930,37 @@ out_free:
 	return ret;
 }
 
+/*
+ * mcp_graph.roots and .chain_next (the rule: uapi mcp.h), from the
+ * schedule: what each execution would otherwise find in a loop over
+ * every node.
+ */
+static int mcp_graph_build_links(struct mcp_graph *graph)
+{
+	u32 n_nodes = graph->hdr.n_nodes;
+	u32 a, b;
+
+	graph->roots = kvmalloc_array(n_nodes, sizeof(u32),
+				      GFP_KERNEL_ACCOUNT);
+	graph->chain_next = kvmalloc_array(n_nodes, sizeof(u32),
+					   GFP_KERNEL_ACCOUNT);
+	if (!graph->roots || !graph->chain_next)
+		return -ENOMEM;
+	for (a = 0; a < n_nodes; a++) {
+		if (!graph->n_deps[a])
+			graph->roots[graph->n_roots++] = a;
+		graph->chain_next[a] = MCP_GRAPH_NO_CHAIN;
+		if (graph->succ_start[a + 1] - graph->succ_start[a] != 1 ||
+		    graph->nodes[a].engine != MCP_GRAPH_ENGINE_WORKER)
+			continue;
+		/* Whether b waits for another node too is per execution. */
+		b = graph->succ[graph->succ_start[a]];
+		if (graph->nodes[b].engine == MCP_GRAPH_ENGINE_WORKER)
+			graph->chain_next[a] = b;
+	}
+	return 0;
+}
+
 /* Everything after the header: buffers, tensors, nodes, order. */
 static int mcp_graph_validate(struct mcp_graph *graph, struct mcp_ctx *ctx,
 			      struct mcp_graph_err *err)
@@ -960,6 +991,8 @@ static int mcp_graph_validate(struct mcp_graph *graph, struct mcp_ctx *ctx,
 	if (!ret)
 		ret = mcp_graph_build_schedule(graph, masks, pairs, n_pairs,
 					       err);
+	if (!ret)
+		ret = mcp_graph_build_links(graph);
 	kvfree(pairs);
 out_free_masks:
 	kvfree(masks);
@@ -978,6 +1011,10 @@ static void mcp_graph_free(struct mcp_graph *graph)
 				mcp_bo_put(graph->bos[i]);
 	kfree(graph->bos);
 	kfree(graph->handles);
+	kvfree(graph->spare_jobs);
+	kvfree(graph->spare_rec);
+	kvfree(graph->chain_next);
+	kvfree(graph->roots);
 	kvfree(graph->succ);
 	kvfree(graph->succ_start);
 	kvfree(graph->n_deps);

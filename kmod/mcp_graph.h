@@ -44,11 +44,23 @@ struct file;
  *		@succ[@succ_start[i] .. @succ_start[i + 1]); n_nodes + 1
  *		entries
  * @succ:	successor node indices
+ * @roots:	the nodes that wait for none, in index order
+ * @n_roots:	entries of @roots
+ * @chain_next: per node, the node a worker's read may chain after it: its
+ *		only successor, when both are WORKER nodes (whether that one
+ *		waits for nothing else is seen per execution); else
+ *		MCP_GRAPH_NO_CHAIN
  * @tensor_bytes: per tensor: its unpadded byte size
  * @raw:	the kernel copy of the whole graph; @buffers, @tensors,
  *		@nodes and @blob point into it
  * @handles:	the BO handles bound at create, per buffer (worker jobs
  *		name their tensors' BOs by handle)
+ * @spare_jobs:	the job array of an ended execution, for the next one
+ *		(mcp_sched.c): allocating and zeroing it costs more than a
+ *		chain of empty worker nodes where the CPU is emulated; NULL
+ *		or owned by the graph, taken and given back with xchg()
+ * @spare_rec:	likewise, the record of one of its executions that left
+ *		the history
  */
 struct mcp_graph {
 	struct kref ref;
@@ -62,10 +74,18 @@ struct mcp_graph {
 	u32 *n_deps;
 	u32 *succ_start;
 	u32 *succ;
+	u32 *roots;
+	u32 n_roots;
+	u32 *chain_next;
 	u64 *tensor_bytes;
 	u8 *raw;
 	u32 *handles;
+	void *spare_jobs;
+	void *spare_rec;
 };
+
+/* mcp_graph.chain_next: nothing chains after the node. */
+#define MCP_GRAPH_NO_CHAIN	U32_MAX
 
 /**
  * struct mcp_graph_knobs - /sys/class/misc/mcp/graph/

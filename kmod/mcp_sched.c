@@ -101,11 +101,14 @@ struct mcp_graph_fence {
  * @ref:	its own until it ends, one per claimed worker job, one per
  *		pending time-out work
  * @sched:	its context's scheduler state (a reference)
- * @graph:	the graph (a reference until it ends)
+ * @graph:	the graph (a reference until the last reference on @ref: its
+ *		chain links outlive the end, and the jobs go back to it)
  * @rec:	its record; owned by mcp_sched.records, written until it ends
  * @link:	in mcp_sched.execs until it ends
  * @bos:	per buffer, the BO it runs on (a reference each until it ends)
  * @handles:	per buffer, that BO's handle, for worker jobs
+ * @bo_node:	the NUMA node of every BO of @bos (NUMA_NO_NODE included),
+ *		or MCP_EXEC_BO_NODES_MIXED: then each job's target is counted
  * @fence:	the out-fence (a reference)
  * @in_fence:	fence waited for before it starts, or NULL
  * @in_cb:	callback on @in_fence
@@ -130,6 +133,7 @@ struct mcp_exec {
 	struct list_head link;
 	struct mcp_bo **bos;
 	u32 *handles;
+	int bo_node;
 	struct mcp_graph_fence *fence;
 	struct dma_fence *in_fence;
 	struct dma_fence_cb in_cb;
@@ -145,6 +149,9 @@ struct mcp_exec {
 	struct list_head nops;
 	struct mcp_job *jobs;
 };
+
+/* mcp_exec.bo_node: its BOs are on different nodes. */
+#define MCP_EXEC_BO_NODES_MIXED	(-2)
 
 /* Kernel jobs, starts and time-outs; unbound: jobs go to their node. */
 static struct workqueue_struct *mcp_graph_wq;
@@ -328,6 +335,9 @@ static int mcp_job_target(struct mcp_exec *exec, struct mcp_job *job)
 	u64 best_bytes = 0;
 	u32 k, m, used = 0;
 
+	/* All on one node (the usual case): no bytes to count per job. */
+	if (exec->bo_node != MCP_EXEC_BO_NODES_MIXED)
+		return n->n_inputs ? exec->bo_node : NUMA_NO_NODE;
 	for (k = 0; k < n->n_inputs; k++) {
 		u32 t = n->inputs[k];
 		int node = exec->bos[graph->tensors[t].buffer]->node;
@@ -658,19 +668,16 @@ static struct mcp_job *mcp_sched_chain_next_locked(struct mcp_job *prev,
 						   struct mcp_worker *w)
 {
 	struct mcp_exec *exec = prev->exec;
-	const struct mcp_graph *graph = exec->graph;
-	u32 first = graph->succ_start[prev->index];
+	u32 next = exec->graph->chain_next[prev->index];
 	struct mcp_job *job;
 	int target;
 
-	if (exec->rec->result || exec->stop ||
-	    graph->succ_start[prev->index + 1] - first != 1)
+	if (next == MCP_GRAPH_NO_CHAIN || exec->rec->result || exec->stop)
 		return NULL;
-	job = &exec->jobs[graph->succ[first]];
+	job = &exec->jobs[next];
 	/* One dependency left: @prev's, as @prev has not ended. */
 	if (job->state != MCP_JOB_WAITING || job->worker ||
-	    job->deps_left != 1 ||
-	    graph->nodes[job->index].engine != MCP_GRAPH_ENGINE_WORKER)
+	    job->deps_left != 1)
 		return NULL;
 	target = mcp_job_target(exec, job);
 	if (target != NUMA_NO_NODE &&
@@ -701,12 +708,47 @@ struct mcp_job *mcp_sched_chain_locked(struct mcp_job *prev,
 	return job;
 }
 
-/* The node after @job in its chain: its only successor. */
+/* The node after @job in its chain. */
 static struct mcp_job *mcp_chain_succ(struct mcp_job *job)
 {
-	const struct mcp_graph *graph = job->exec->graph;
+	return &job->exec->jobs[job->exec->graph->chain_next[job->index]];
+}
 
-	return &job->exec->jobs[graph->succ[graph->succ_start[job->index]]];
+/*
+ * mcp_sched_chain_next_locked() in a loop for an execution whose BOs are
+ * all on one node: every node with inputs has that target, so the route
+ * is looked up once, and the loop is a few loads and stores per node.
+ * Return: the nodes in @nodes, @head's included.
+ */
+static u32 mcp_chain_claim_uniform_locked(struct mcp_job *head,
+					  struct mcp_worker *w, u32 max,
+					  u32 *nodes)
+{
+	struct mcp_exec *exec = head->exec;
+	const struct mcp_graph *graph = exec->graph;
+	int node = exec->bo_node;
+	u32 at = head->index, next, n = 1;
+
+	if (exec->rec->result || exec->stop ||
+	    (node != NUMA_NO_NODE &&
+	     mcp_sched_route_locked(exec->sched, node) != w->node))
+		return n;
+	while (n < max && (next = graph->chain_next[at]) != MCP_GRAPH_NO_CHAIN) {
+		struct mcp_job *job = &exec->jobs[next];
+
+		/* One dependency left: that of the node before it. */
+		if (job->state != MCP_JOB_WAITING || job->worker ||
+		    job->deps_left != 1)
+			break;
+		job->target = graph->nodes[next].n_inputs ? node : NUMA_NO_NODE;
+		job->worker = w;
+		job->tid = head->tid;
+		/* Claimed by the same read. */
+		job->claim_ns = head->claim_ns;
+		nodes[n++] = next;
+		at = next;
+	}
+	return n;
 }
 
 u32 mcp_sched_claim_chain_locked(struct mcp_job *head, struct mcp_worker *w,
@@ -718,8 +760,11 @@ u32 mcp_sched_claim_chain_locked(struct mcp_job *head, struct mcp_worker *w,
 
 	__mcp_sched_claim_locked(head, w);
 	out->nodes[0] = head->index;
-	while (n < max && (job = mcp_sched_chain_next_locked(job, w)))
-		out->nodes[n++] = job->index;
+	if (exec->bo_node != MCP_EXEC_BO_NODES_MIXED)
+		n = mcp_chain_claim_uniform_locked(head, w, max, out->nodes);
+	else
+		while (n < max && (job = mcp_sched_chain_next_locked(job, w)))
+			out->nodes[n++] = job->index;
 	head->chain_len = n;
 
 	out->job_id = head->id;
@@ -760,6 +805,52 @@ void mcp_sched_chain_drop_locked(struct mcp_job *head)
 	head->chain_len = 0;
 }
 
+/*
+ * Ends up to @n nodes of a chain from *@job, each with success at its
+ * time in @ends, and starts the next one, as __mcp_job_end_locked() and
+ * mcp_job_start_chained_locked() would, without what they check (a node
+ * of a chain has one successor, which is chained) or trace: so it stops
+ * at once while a tracepoint is on or the execution failed.  *@job
+ * becomes the first node not ended.  Return: the nodes ended.
+ */
+static u32 mcp_chain_pass_locked(struct mcp_exec *exec, struct mcp_job **job,
+				 u32 n, const u64 *ends, u64 now)
+{
+	struct mcp_graph_node_status *nodes = exec->rec->nodes;
+	const u32 *chain_next = exec->graph->chain_next;
+	struct mcp_job *cur = *job, *jobs = exec->jobs;
+	u32 i;
+
+	if (exec->rec->result || trace_mcp_graph_job_submit_enabled() ||
+	    trace_mcp_graph_job_start_enabled() ||
+	    trace_mcp_graph_job_done_enabled())
+		return 0;
+	for (i = 0; i < n; i++) {
+		struct mcp_graph_node_status *st = &nodes[cur->index];
+		struct mcp_job *next = &jobs[chain_next[cur->index]];
+		struct mcp_graph_node_status *nst = &nodes[next->index];
+		u64 end = ends && ends[i] ? ends[i] : now;
+
+		st->end_ns = clamp(end, st->start_ns, now);
+		st->result = 0;
+		cur->state = MCP_JOB_DONE;
+		nst->numa_node = st->numa_node;
+		nst->worker_tid = next->tid;
+		nst->start_ns = st->end_ns;
+		next->deps_left--;
+		next->state = MCP_JOB_RUNNING;
+		next->attempts++;
+		cur->worker = NULL;
+		cur = next;
+	}
+	/* One ended and one started per node: exec->running is the same. */
+	exec->left -= n;
+	if (n)
+		mcp_counter_add(MCP_CTR_GRAPH_JOBS_TOTAL, n);
+	*job = cur;
+	return n;
+}
+
 struct mcp_exec *mcp_sched_chain_report_locked(struct mcp_job *head,
 					       int result, u32 n_ran,
 					       u64 start_ns, const u64 *ends,
@@ -775,7 +866,9 @@ struct mcp_exec *mcp_sched_chain_report_locked(struct mcp_job *head,
 	if (start_ns)
 		rec->nodes[head->index].start_ns = clamp(start_ns,
 							 head->claim_ns, now);
-	for (i = 0; i < n_ran; i++, job = next) {
+	/* The nodes before the last, unless traced: a few stores each. */
+	i = mcp_chain_pass_locked(exec, &job, n_ran - 1, ends, now);
+	for (; i < n_ran; i++, job = next) {
 		struct mcp_graph_node_status *st = &rec->nodes[job->index];
 		bool last = i == n_ran - 1;
 		u64 end = ends && ends[i] ? ends[i] : now;
@@ -865,12 +958,15 @@ struct mcp_exec *mcp_sched_job_report_locked(struct mcp_job *job, int result,
 
 /* Execution life cycle */
 
+/* The last reference went: the jobs are unused, the graph may go. */
 static void mcp_exec_release(struct kref *ref)
 {
 	struct mcp_exec *exec = container_of(ref, struct mcp_exec, ref);
+	struct mcp_graph *graph = exec->graph;
 
 	mcp_sched_put(exec->sched);
-	kvfree(exec->jobs);
+	kvfree(xchg(&graph->spare_jobs, exec->jobs));
+	mcp_graph_put(graph);
 	kfree(exec);
 }
 
@@ -918,6 +1014,14 @@ void mcp_sched_exec_end(struct mcp_exec *exec)
 		wake_up_all(&sched->idle);
 	spin_unlock(&sched->lock);
 
+	/* One of this graph's goes back to it, for the next execution. */
+	list_for_each_entry(old, &evicted, link) {
+		if (old->graph == rec->graph && old->n_nodes == rec->n_nodes) {
+			list_del(&old->link);
+			kvfree(xchg(&exec->graph->spare_rec, old));
+			break;
+		}
+	}
 	mcp_sched_free_records(&evicted);
 
 	if (rec->result)
@@ -930,7 +1034,6 @@ void mcp_sched_exec_end(struct mcp_exec *exec)
 		mcp_bo_put(exec->bos[i]);
 	kfree(exec->bos);
 	kfree(exec->handles);
-	mcp_graph_put(exec->graph);
 	mcp_counter_dec(MCP_CTR_GRAPH_EXECS_IN_FLIGHT);
 	mcp_sched_exec_put(exec);
 }
@@ -938,6 +1041,7 @@ void mcp_sched_exec_end(struct mcp_exec *exec)
 /* Sends the roots out, or ends everything if it was stopped or failed. */
 static void mcp_exec_start(struct mcp_exec *exec)
 {
+	const struct mcp_graph *graph = exec->graph;
 	struct mcp_sched *sched = exec->sched;
 	bool ended;
 	u32 i;
@@ -950,10 +1054,12 @@ static void mcp_exec_start(struct mcp_exec *exec)
 	else if (exec->in_fence && exec->in_fence->error)
 		mcp_exec_fail_locked(exec, -ECANCELED, -1);
 	else
-		for (i = 0; i < exec->rec->n_nodes && !exec->rec->result; i++)
-			if (exec->jobs[i].state == MCP_JOB_WAITING &&
-			    !exec->jobs[i].deps_left)
-				mcp_job_ready_locked(exec, &exec->jobs[i]);
+		for (i = 0; i < graph->n_roots && !exec->rec->result; i++) {
+			struct mcp_job *job = &exec->jobs[graph->roots[i]];
+
+			if (job->state == MCP_JOB_WAITING && !job->deps_left)
+				mcp_job_ready_locked(exec, job);
+		}
 	mcp_exec_run_nops_locked(exec);
 	ended = mcp_exec_check_end_locked(exec);
 	spin_unlock(&sched->lock);
@@ -1276,6 +1382,17 @@ out_free:
 	return ret;
 }
 
+/* mcp_exec.bo_node, once its BOs are bound. */
+static void mcp_exec_set_bo_node(struct mcp_exec *exec)
+{
+	u32 i;
+
+	exec->bo_node = exec->bos[0]->node;
+	for (i = 1; i < exec->graph->hdr.n_buffers; i++)
+		if (exec->bos[i]->node != exec->bo_node)
+			exec->bo_node = MCP_EXEC_BO_NODES_MIXED;
+}
+
 static void mcp_exec_unbind(struct mcp_exec *exec)
 {
 	u32 i;
@@ -1298,8 +1415,12 @@ static struct mcp_exec *mcp_exec_alloc(struct mcp_graph *graph)
 	if (!exec)
 		return NULL;
 	exec->graph = graph;
-	exec->jobs = kvcalloc(n_nodes, sizeof(*exec->jobs), GFP_KERNEL_ACCOUNT);
-	exec->rec = kvzalloc(struct_size(exec->rec, nodes, n_nodes),
+	/* Every field is set below: a spare array holds an old execution. */
+	exec->jobs = xchg(&graph->spare_jobs, NULL) ?:
+		     kvmalloc_array(n_nodes, sizeof(*exec->jobs),
+				    GFP_KERNEL_ACCOUNT);
+	exec->rec = xchg(&graph->spare_rec, NULL) ?:
+		    kvmalloc(struct_size(exec->rec, nodes, n_nodes),
 			     GFP_KERNEL_ACCOUNT);
 	exec->fence = kzalloc(sizeof(*exec->fence), GFP_KERNEL_ACCOUNT);
 	if (!exec->jobs || !exec->rec || !exec->fence) {
@@ -1319,21 +1440,38 @@ static struct mcp_exec *mcp_exec_alloc(struct mcp_graph *graph)
 	exec->timer.function = mcp_exec_timer_fn;
 	exec->left = n_nodes;
 
+	/* As for the jobs, every field: the record may be an old one. */
+	INIT_LIST_HEAD(&exec->rec->link);
+	exec->rec->id = 0;
 	exec->rec->graph = graph->handle;
 	exec->rec->n_nodes = n_nodes;
-	exec->rec->failed_node = -1;
+	exec->rec->ended = false;
 	exec->rec->state = MCP_GRAPH_STATE_QUEUED;
+	exec->rec->result = 0;
+	exec->rec->failed_node = -1;
+	exec->rec->submit_ns = 0;
+	exec->rec->end_ns = 0;
 	for (i = 0; i < n_nodes; i++) {
 		struct mcp_job *job = &exec->jobs[i];
 
 		job->exec = exec;
 		job->index = i;
 		job->deps_left = graph->n_deps[i];
+		job->state = MCP_JOB_WAITING;
+		job->attempts = 0;
+		job->abandoned = false;
 		job->target = NUMA_NO_NODE;
+		job->id = 0;
 		INIT_LIST_HEAD(&job->link);
+		job->worker = NULL;
+		job->tid = 0;
+		job->claim_ns = 0;
+		job->chain_len = 0;
 		INIT_WORK(&job->work, mcp_job_work);
-		exec->rec->nodes[i].numa_node = -1;
-		exec->rec->nodes[i].engine = graph->nodes[i].engine;
+		exec->rec->nodes[i] = (struct mcp_graph_node_status) {
+			.engine = graph->nodes[i].engine,
+			.numa_node = -1,
+		};
 	}
 	return exec;
 }
@@ -1418,6 +1556,7 @@ int mcp_ioctl_graph_exec(struct file *file, void *karg)
 	ret = mcp_exec_bind(exec, ctx, arg);
 	if (ret)
 		goto err_free_exec;
+	mcp_exec_set_bo_node(exec);
 
 	if (arg->flags & MCP_GRAPH_EXEC_IN_FENCE) {
 		in_fence = sync_file_get_fence(arg->in_fence);
