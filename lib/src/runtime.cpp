@@ -361,17 +361,22 @@ Runtime::Runtime(const Dma &ctx, const RuntimeOptions &options)
 		throw Error(EBADF, "the DMA context of the runtime is not open");
 	if (options.workers_per_node == 0)
 		throw Error(EINVAL, "a runtime needs at least one worker per node");
-	if (options.worker_batch == 0 || options.worker_batch > MCP_WORKER_CHAIN_MAX)
+	if (options.worker_batch > MCP_WORKER_CHAIN_MAX)
 		throw Error(EINVAL, "the worker batch must be 1 to " +
-					    std::to_string(MCP_WORKER_CHAIN_MAX) + " nodes");
+					    std::to_string(MCP_WORKER_CHAIN_MAX) +
+					    " nodes, or 0 for the default");
 	Topology topo = context_topology(ctx);
 	std::vector<unsigned> nodes = options.nodes.empty() ? default_nodes(topo) : options.nodes;
 	if (nodes.empty())
 		throw Error(EINVAL, "no NUMA node has online CPUs for the runtime's workers");
 	auto state = std::make_shared<detail::RuntimeState>();
 	state->ctx = ctx;
-	state->batch = options.worker_batch;
 	state->chains = options.worker_chains && (module_features(ctx) & feature::job_chains);
+	// Chains: a chain holds nodes that can only run one after another,
+	// and run_chain() reports after chain_slice_ns, so the longest is best.
+	state->batch = options.worker_batch ? options.worker_batch
+		       : state->chains     ? unsigned{MCP_WORKER_CHAIN_MAX}
+					   : 32u;
 	for (unsigned id : nodes) {
 		const Node *n = topo.find(id);
 		if (!n || n->cpus.empty())

@@ -207,14 +207,22 @@ struct ChainOutcome {
 	int result = 0;
 };
 
+// How long a worker runs one chain before it reports the nodes run and
+// hands the rest back: a long chain of heavy nodes still shows progress
+// in MCP_IOC_GRAPH_STATUS, and a worker learns within this time that its
+// execution was stopped, while a chain of small nodes runs in one read.
+inline constexpr std::uint64_t chain_slice_ns = 2'000'000;
+
 // Runs the chain that a read of @len bytes put at @chain, node by node,
 // with @graphs' descriptors and @chain's buffer handles resolved through
 // @registry; @ends[i] gets when node i ended (room for every node).  A
-// failing node ends the chain.  An unknown graph fails the head with
-// -ENOENT, a node index past the graph or a malformed read with -EINVAL.
+// failing node ends the chain, and so does a node that ends @slice_ns or
+// more after the chain started (the rest go back to the kernel's queue).
+// An unknown graph fails the head with -ENOENT, a node index past the
+// graph or a malformed read with -EINVAL.
 ChainOutcome run_chain(const HandleRegistry &registry, const GraphRegistry &graphs,
 		       const struct mcp_worker_chain &chain, std::size_t len,
-		       std::uint64_t *ends) noexcept;
+		       std::uint64_t *ends, std::uint64_t slice_ns = chain_slice_ns) noexcept;
 
 // The message for @errnum while doing @what with the graphs of @context.
 std::string runtime_error_message(int errnum, std::string_view context, std::string_view what);

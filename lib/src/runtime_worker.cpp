@@ -133,7 +133,7 @@ int run_job(const HandleRegistry &registry, const struct mcp_worker_job &job) no
 
 ChainOutcome run_chain(const HandleRegistry &registry, const GraphRegistry &graphs,
 		       const struct mcp_worker_chain &chain, std::size_t len,
-		       std::uint64_t *ends) noexcept
+		       std::uint64_t *ends, std::uint64_t slice_ns) noexcept
 {
 	ChainOutcome out;
 	GraphRegistry::Ref descs;
@@ -173,6 +173,8 @@ ChainOutcome run_chain(const HandleRegistry &registry, const GraphRegistry &grap
 			out.result = result;
 			break;
 		}
+		if (ends[i] - out.start_ns >= slice_ns)
+			break;
 	}
 	return out;
 }

@@ -67,9 +67,11 @@ public:
 	{
 		return *reinterpret_cast<struct mcp_worker_chain *>(words_.data());
 	}
-	ChainOutcome run(const HandleRegistry &r, const GraphRegistry &g, std::size_t len = 0)
+	ChainOutcome run(const HandleRegistry &r, const GraphRegistry &g, std::size_t len = 0,
+			 std::uint64_t slice_ns = mcp::detail::chain_slice_ns)
 	{
-		return mcp::detail::run_chain(r, g, chain(), len ? len : len_, ends_.data());
+		return mcp::detail::run_chain(r, g, chain(), len ? len : len_, ends_.data(),
+					      slice_ns);
 	}
 	std::uint64_t end(std::size_t i) const { return ends_[i]; }
 
@@ -257,4 +259,20 @@ Test(runtime_chain, worker_modes_have_names)
 	cr_expect_str_eq(mcp::to_string(mcp::WorkerMode::one_job), "one-job");
 	cr_expect_str_eq(mcp::to_string(static_cast<mcp::WorkerMode>(7)), "unknown");
 	cr_expect_str_eq(mcp_feature_name(MCP_FEATURE_JOB_CHAINS), "job-chains");
+}
+
+Test(runtime_chain, a_chain_past_its_time_slice_reports_what_ran)
+{
+	Memory m;
+	ChainRead c(5, {11, 12}, {0, 2, 3});
+
+	// A slice already over: the first node runs, the rest go back.
+	ChainOutcome o = c.run(m.reg, m.graphs, 0, 0);
+	cr_expect_eq(o.n_ran, 1u);
+	cr_expect_eq(o.result, 0);
+	cr_expect_geq(c.end(0), o.start_ns);
+	// The default slice: all three.
+	o = c.run(m.reg, m.graphs);
+	cr_expect_eq(o.n_ran, 3u);
+	cr_expect_eq(o.result, 0);
 }

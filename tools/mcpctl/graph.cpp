@@ -399,9 +399,10 @@ int run_graph(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 			throw mcp::Error(EINVAL, "--workers-per-node must be at least 1");
 		if (args.node < -1)
 			throw mcp::Error(EINVAL, "--node must be a node id ('mcpctl info' lists them)");
-		if (args.worker_batch == 0 || args.worker_batch > MCP_RUNTIME_CHAIN_MAX)
+		if (args.worker_batch > MCP_RUNTIME_CHAIN_MAX)
 			throw mcp::Error(EINVAL, "--worker-batch must be 1 to " +
-						    std::to_string(MCP_RUNTIME_CHAIN_MAX));
+						    std::to_string(MCP_RUNTIME_CHAIN_MAX) +
+						    ", or 0 for the default");
 		for (const std::string &b : args.binds)
 			binds.push_back(split_assignment(b, "--bind"));
 		for (const std::string &o : args.outs)
@@ -584,7 +585,7 @@ Command add_graph_command(CLI::App &app)
 	args.run->add_option("--node", args.node,
 			     "NUMA node of the graph's buffers, hence of its worker jobs (default: the caller's; the device's with --dev)");
 	args.run->add_option("--worker-batch", args.worker_batch,
-			     "Nodes a worker reads at once (1-1024, default 32): with job-chains, one chain of at most that many; else a job and the chain after it, at most 64 (1: one per read)");
+			     "Nodes a worker reads at once (1-1024; 0, the default: 1024 with job-chains, else 32): with job-chains, one chain of at most that many, reported after 2 ms even so; else a job and the chain after it, at most 64 (1: one per read)");
 	args.run->add_flag("--no-chains", args.no_chains,
 			   "Workers read jobs (--worker-batch) even where the module has job-chains (a chain of nodes read and reported as one job)");
 	args.run->add_option("--timeout-ms", args.timeout_ms, "Per-execution time-out (default: the module's exec_timeout_ms)");

@@ -32,10 +32,11 @@ struct mcp_loaded_graph;
  * @nodes:	kernel node ids to start workers on; NULL: every node with CPUs
  * @n_nodes:	entries at @nodes
  * @worker_batch: the most nodes a worker reads at once, reported
- *		together, 1 .. MCP_RUNTIME_CHAIN_MAX; 0: 32.  In chain mode
- *		the nodes of one chain; else a job and the jobs chained after
- *		it, at most MCP_RUNTIME_WORKER_BATCH_MAX; 1: one job per read,
- *		as on a module without MCP_FEATURE_JOB_BATCH
+ *		together, 1 .. MCP_RUNTIME_CHAIN_MAX; 0: 1024 in chain mode,
+ *		else 32.  In chain mode the nodes of one chain (reported after
+ *		2 ms even so); else a job and the jobs chained after it, at
+ *		most MCP_RUNTIME_WORKER_BATCH_MAX; 1: one job per read, as on
+ *		a module without MCP_FEATURE_JOB_BATCH
  * @flags:	MCP_RUNTIME_NO_CHAINS or 0
  * @reserved:	0
  *

@@ -39,13 +39,15 @@ struct RuntimeOptions {
 	unsigned workers_per_node = 1;
 	// Kernel node ids to start workers on; empty: every node with CPUs.
 	std::vector<unsigned> nodes;
-	// Nodes a worker reads at once, 1 .. MCP_WORKER_CHAIN_MAX.  In chain
-	// mode (below) the most nodes of one chain read.  Else a job and the
+	// Nodes a worker reads at once, 1 .. MCP_WORKER_CHAIN_MAX; 0: the
+	// mode's default, 1024 in chain mode and 32 otherwise.  In chain mode
+	// (below) the most nodes of one chain read; a worker reports a chain
+	// after 2 ms even so, and hands the rest back.  Else a job and the
 	// jobs of a chain after it, at most MCP_WORKER_READ_MAX, run in order
 	// and reported with one MCP_IOC_JOBS_DONE; 1: one job per read() and
 	// MCP_IOC_JOB_DONE, what workers do on a module without
 	// MCP_FEAT_JOB_BATCH.
-	unsigned worker_batch = 32;
+	unsigned worker_batch = 0;
 	// On a module with MCP_FEAT_JOB_CHAINS, workers read a chain of nodes
 	// as one job (graph handle and node indices; the Runtime keeps each
 	// loaded graph's node descriptors) and report it with one
