@@ -63,6 +63,15 @@ static inline void build_chain(struct mcp_graph_case_graph *g, int n)
 				    i, i + 1);
 }
 
+/* build_chain(n) created on fd with bo[0]: its handle, or -errno. */
+static inline int chain_graph_create(int fd, const __u32 *bo, int n)
+{
+	struct mcp_graph_case_graph g;
+
+	build_chain(&g, n);
+	return graph_create(fd, &g, bo);
+}
+
 /* MCP_IOC_GRAPH_STATUS of @exec_id with up to @n node entries at @nodes. */
 static inline int graph_status(int fd, __u64 exec_id,
 			       struct mcp_graph_node_status *nodes, __u32 n,

@@ -111,11 +111,9 @@ static void reports_of(struct mcp_job_report *r, const struct mcp_worker_job *jo
  */
 static int chain_exec(int fd, const __u32 *bo, int n, int *wfd, __u64 *exec_id)
 {
-	struct mcp_graph_case_graph g;
 	int graph;
 
-	build_chain(&g, n);
-	graph = graph_create(fd, &g, bo);
+	graph = chain_graph_create(fd, bo, n);
 	if (graph < 0)
 		return graph;
 	*wfd = worker_open(fd, -1);
@@ -165,13 +163,11 @@ TEST_F_TIMEOUT(batch, chain_in_one_read, 60)
 	struct mcp_job_report r[CHAIN_MAX];
 	struct mcp_graph_node_status ns[8];
 	struct mcp_graph_status st;
-	struct mcp_graph_case_graph g;
 	int graph, wfd, other, fence, n;
 	pid_t tid = syscall(SYS_gettid);
 	__u64 exec_id, t0;
 
-	build_chain(&g, 8);
-	graph = graph_create(self->fd, &g, self->bo);
+	graph = chain_graph_create(self->fd, self->bo, 8);
 	ASSERT_LT(0, graph);
 	wfd = worker_open(self->fd, -1);
 	ASSERT_LE(0, wfd);
@@ -409,12 +405,10 @@ TEST_F_TIMEOUT(batch, timeout_cancels_chain, 60)
 {
 	struct mcp_worker_job jobs[CHAIN_MAX];
 	struct mcp_job_report r[CHAIN_MAX];
-	struct mcp_graph_case_graph g;
 	int graph, wfd, fence;
 	__u64 exec_id;
 
-	build_chain(&g, 3);
-	graph = graph_create(self->fd, &g, self->bo);
+	graph = chain_graph_create(self->fd, self->bo, 3);
 	ASSERT_LT(0, graph);
 	wfd = worker_open(self->fd, -1);
 	ASSERT_LE(0, wfd);
@@ -441,12 +435,10 @@ TEST_F_TIMEOUT(batch, close_mid_chain_requeues, 60)
 	struct mcp_job_report r[CHAIN_MAX];
 	struct mcp_graph_node_status ns[4];
 	struct mcp_graph_status st;
-	struct mcp_graph_case_graph g;
 	int graph, w1, w2, fence;
 	__u64 exec_id;
 
-	build_chain(&g, 4);
-	graph = graph_create(self->fd, &g, self->bo);
+	graph = chain_graph_create(self->fd, self->bo, 4);
 	ASSERT_LT(0, graph);
 	w1 = worker_open(self->fd, -1);
 	w2 = worker_open(self->fd, -1);
@@ -484,12 +476,10 @@ TEST_F_TIMEOUT(batch, close_twice_fails_running_job, 60)
 	struct mcp_worker_job jobs[CHAIN_MAX];
 	struct mcp_graph_node_status ns[3];
 	struct mcp_graph_status st;
-	struct mcp_graph_case_graph g;
 	int graph, wfd, fence;
 	__u64 exec_id;
 
-	build_chain(&g, 3);
-	graph = graph_create(self->fd, &g, self->bo);
+	graph = chain_graph_create(self->fd, self->bo, 3);
 	ASSERT_LT(0, graph);
 	fence = graph_exec(self->fd, graph, 0, &exec_id);
 	ASSERT_LE(0, fence);
@@ -697,14 +687,12 @@ TEST_F_TIMEOUT(batch, racing_reports_apply_once, 120)
 	struct mcp_worker_job jobs[RACE_CHAIN];
 	struct mcp_graph_node_status ns[RACE_CHAIN];
 	struct mcp_graph_status st;
-	struct mcp_graph_case_graph g;
 	struct report_race a = { 0 }, b = { 0 };
 	int ready;
 	pthread_t ta, tb;
 	int graph, wfd, split = 0;
 
-	build_chain(&g, RACE_CHAIN);
-	graph = graph_create(self->fd, &g, self->bo);
+	graph = chain_graph_create(self->fd, self->bo, RACE_CHAIN);
 	ASSERT_LT(0, graph);
 	wfd = worker_open(self->fd, -1);
 	ASSERT_LE(0, wfd);

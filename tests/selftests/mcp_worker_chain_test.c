@@ -149,11 +149,9 @@ static int exec_bound(int fd, __u32 graph, const struct mcp_graph_binding *b,
 static int chain_exec(int fd, const __u32 *bo, int n, __u32 timeout_ms,
 		      __u64 *exec_id)
 {
-	struct mcp_graph_case_graph g;
 	int graph;
 
-	build_chain(&g, n);
-	graph = graph_create(fd, &g, bo);
+	graph = chain_graph_create(fd, bo, n);
 	if (graph < 0)
 		return graph;
 	return exec_bound(fd, graph, NULL, 0, timeout_ms, exec_id);
@@ -1313,13 +1311,11 @@ TEST_F_TIMEOUT(chain, racing_reports_apply_once, 120)
 	struct mcp_worker_chain *c = chain_buf();
 	struct done_race a = { 0 }, b = { 0 };
 	pid_t tid = syscall(SYS_gettid);
-	struct mcp_graph_case_graph g;
 	int graph, wfd, ready, a_won = 0;
 	pthread_t ta, tb;
 
 	ASSERT_NE(NULL, c);
-	build_chain(&g, LONG_CHAIN);
-	graph = graph_create(self->fd, &g, self->bo);
+	graph = chain_graph_create(self->fd, self->bo, LONG_CHAIN);
 	ASSERT_LT(0, graph);
 	wfd = chain_worker(self->fd);
 	ASSERT_LE(0, wfd);
