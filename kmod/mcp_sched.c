@@ -796,8 +796,7 @@ void mcp_sched_chain_drop_locked(struct mcp_job *head)
 {
 	/*
 	 * Abandoned: the nodes after it were cancelled with it and nothing
-	 * reads their worker again; its execution may have ended and
-	 * dropped the graph, whose links the walk would follow.
+	 * reads their worker again, so there is nothing to walk.
 	 */
 	if (head->chain_len > 1 && !head->abandoned)
 		mcp_chain_release_locked(mcp_chain_succ(head),
