@@ -915,6 +915,7 @@ struct mcp_exec *mcp_sched_unclaim_locked(struct mcp_job *job)
 	st->numa_node = -1;
 	st->worker_tid = 0;
 	st->start_ns = 0;
+	mcp_sched_wake_locked(exec->sched, job->target);
 	/* The claim's execution reference is the caller's to drop. */
 	return NULL;
 }

@@ -204,9 +204,10 @@ struct mcp_exec *mcp_sched_chain_report_locked(struct mcp_job *head,
  */
 void mcp_sched_unchain_locked(struct mcp_job *job);
 /*
- * Puts a claimed job back (its read failed), not counted as an attempt;
- * if its execution failed meanwhile it ends instead.  Return: as
- * mcp_sched_job_done_locked().
+ * Puts a started job of a failed read back on the queue (the read's
+ * first, or a chained one that a report of the one before it started),
+ * not counted as an attempt; if its execution failed meanwhile it ends
+ * instead.  Return: as mcp_sched_job_done_locked().
  */
 struct mcp_exec *mcp_sched_unclaim_locked(struct mcp_job *job);
 /*

@@ -56,9 +56,10 @@ static bool mcp_worker_ready(struct mcp_worker *w)
 }
 
 /*
- * The @n jobs of a read whose copy to the reader failed: the first goes
- * back to the queue, the chained ones back to waiting, last first.  All
- * are of one execution.
+ * The @n jobs of a read whose copy to the reader failed, last first: a
+ * started one goes back to the queue, those chained after it back to
+ * waiting.  The first is started; a chained one is too once a report by
+ * a guessed id ended the one before it.  All are of one execution.
  */
 static void mcp_worker_unclaim(struct mcp_worker *w, struct mcp_job **jobs,
 			       u32 n)
@@ -77,10 +78,12 @@ static void mcp_worker_unclaim(struct mcp_worker *w, struct mcp_job **jobs,
 		held++;
 		if (job->abandoned)
 			list_del_init(&job->link);
-		else if (i)
+		else if (job->state == MCP_JOB_WAITING)
 			mcp_sched_unchain_locked(job);
-		else
+		else if (!ended)
 			ended = mcp_sched_unclaim_locked(job);
+		else
+			WARN_ON_ONCE(mcp_sched_unclaim_locked(job));
 	}
 	spin_unlock(&sched->lock);
 	if (ended)

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include <linux/capability.h>
+#include <linux/userfaultfd.h>
 #include <linux/mcp.h>
 
 #include "kselftest_harness.h"
@@ -220,6 +221,57 @@ static inline void *mcp_guarded_page(void)
 		return NULL;
 	}
 	return p;
+}
+
+/*
+ * @pages anonymous pages, the first @pages - @blocked faulted in, the
+ * last @blocked registered with a userfaultfd: a kernel copy into those
+ * waits until the test lets it go.  *@uffd is the userfaultfd
+ * (non-blocking; mcp_uffd_wait_fault() sees the fault); munmap() the
+ * blocked pages, then close it, and the waiting copy fails with -EFAULT.
+ * Needs CAP_SYS_PTRACE for faults in kernel mode (the VM runs as root).
+ */
+static inline char *mcp_uffd_pages(size_t pages, size_t blocked, int *uffd)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	char *p;
+
+	*uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (*uffd < 0)
+		return NULL;
+	p = mmap(NULL, pages * pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		goto err_close;
+	memset(p, 0, (pages - blocked) * pg);
+	reg.range.start = (uintptr_t)(p + (pages - blocked) * pg);
+	reg.range.len = blocked * pg;
+	if (ioctl(*uffd, UFFDIO_API, &api) || ioctl(*uffd, UFFDIO_REGISTER, &reg))
+		goto err_unmap;
+	return p;
+
+err_unmap:
+	munmap(p, pages * pg);
+err_close:
+	close(*uffd);
+	*uffd = -1;
+	return NULL;
+}
+
+/* Waits up to @ms for a fault on @uffd: its address, or 0. */
+static inline uintptr_t mcp_uffd_wait_fault(int uffd, int ms)
+{
+	struct uffd_msg msg;
+
+	for (int i = 0; i < ms; i++) {
+		if (read(uffd, &msg, sizeof(msg)) == sizeof(msg) &&
+		    msg.event == UFFD_EVENT_PAGEFAULT)
+			return msg.arg.pagefault.address;
+		usleep(1000);
+	}
+	return 0;
 }
 
 /* Module control through the raw syscalls (no libkmod in the VM). */

@@ -7,7 +7,8 @@
  * time-out cancels the chained rest; closing a worker fd mid-chain
  * re-queues the running job and puts the others back; one-job reads are
  * unchanged; JOBS_DONE's bad arguments, per-report statuses and clamped
- * timestamps; a read into a buffer that faults hands its chain back.  The
+ * timestamps; a read into a buffer that faults hands its chain back, also
+ * after a report by a guessed id started part of it.  The
  * test thread is the worker: every step is explicit, but for the races:
  * two threads reporting one chain, two threads reading one worker fd.
  */
@@ -649,6 +650,77 @@ TEST_F_TIMEOUT(batch, read_fault_hands_chain_back, 60)
 	for (int i = 0; i < n; i++) {
 		EXPECT_EQ(0, r[i].status) TH_LOG("report %d", i);
 	}
+	EXPECT_EQ(1, fence_finish(fence, 10000));
+	close(wfd);
+}
+
+struct blocked_read {
+	int wfd;
+	void *buf;
+	size_t room;
+	int ret;
+};
+
+static void *blocked_reader(void *arg)
+{
+	struct blocked_read *br = arg;
+
+	br->ret = read_jobs(br->wfd, br->buf, br->room);
+	return NULL;
+}
+
+/*
+ * A read of a chain whose copy fails after a report by a guessed id ended
+ * the first job (and so started the second): the started job goes back
+ * to the queue, not to waiting, and the execution ends once the rest is
+ * run.  The copy is held in a userfaultfd until the report is made.
+ * Before the fix the started job was left running on no list: no read
+ * saw it again, and closing the context waited for it in D state.
+ */
+TEST_F_TIMEOUT(batch, read_fault_after_report_requeues_started, 60)
+{
+	struct mcp_worker_job jobs[CHAIN_MAX], first;
+	struct mcp_job_report r[CHAIN_MAX];
+	struct blocked_read br = { 0 };
+	long pg = sysconf(_SC_PAGESIZE);
+	int wfd, fence, uffd, n;
+	pthread_t reader;
+	char *buf;
+	__u64 exec_id;
+
+	/* Entry 0 in the first page, faulted in; entry 1 in the second. */
+	buf = mcp_uffd_pages(2, 1, &uffd);
+	ASSERT_NE(NULL, buf) TH_LOG("userfaultfd: %s", strerror(errno));
+	fence = chain_exec(self->fd, self->bo, 4, &wfd, &exec_id);
+	ASSERT_LE(0, fence);
+	fcntl(wfd, F_SETFL, fcntl(wfd, F_GETFL) & ~O_NONBLOCK);
+
+	br.wfd = wfd;
+	br.buf = buf + pg - JOB_SZ;
+	br.room = 4 * JOB_SZ;
+	ASSERT_EQ(0, pthread_create(&reader, NULL, blocked_reader, &br));
+	ASSERT_NE(0, mcp_uffd_wait_fault(uffd, 5000));
+
+	/* The first job is copied: report it, which starts the second. */
+	memcpy(&first, br.buf, JOB_SZ);
+	EXPECT_EQ(0, first.node);
+	EXPECT_EQ(0, job_done(wfd, first.job_id, 0));
+
+	/* The second page goes, then the copy into it fails. */
+	ASSERT_EQ(0, munmap(buf + pg, pg));
+	close(uffd);
+	pthread_join(reader, NULL);
+	EXPECT_EQ(-EFAULT, br.ret);
+	munmap(buf, pg);
+
+	/* Node 1 is queued again, with the chain after it. */
+	fcntl(wfd, F_SETFL, fcntl(wfd, F_GETFL) | O_NONBLOCK);
+	n = read_jobs_wait(wfd, jobs, CHAIN_MAX * JOB_SZ);
+	ASSERT_EQ(3, n);
+	for (int i = 0; i < n; i++)
+		EXPECT_EQ(i + 1, jobs[i].node);
+	reports_of(r, jobs, n);
+	ASSERT_EQ(0, jobs_done(wfd, r, n));
 	EXPECT_EQ(1, fence_finish(fence, 10000));
 	close(wfd);
 }
