@@ -79,9 +79,10 @@ struct mcp_dma_stats {
  * @queued:	jobs on @queue
  * @waiters:	jobs waiting for their in-fence
  * @timer:	hands @queue over wc_timeout_us after its first job
- * @live:	jobs submitted and not finished; the state is freed at 0
- * @idle:	woken when @live drops to 0
+ * @live:	jobs submitted and not finished
  * @closing:	the fd is being closed: new and queued jobs are cancelled
+ * @orphaned:	the fd is closed: the last job to finish frees the state
+ * @mdev:	the device whose @knobs these are (a reference), or NULL
  * @stats:	per engine
  */
 struct mcp_dma_ctx {
@@ -95,8 +96,9 @@ struct mcp_dma_ctx {
 	struct list_head waiters;
 	struct hrtimer timer;
 	unsigned int live;
-	wait_queue_head_t idle;
 	bool closing;
+	bool orphaned;
+	struct mcp_dev *mdev;
 	struct mcp_dma_stats stats[MCP_DMA_ENGINES];
 };
 
@@ -203,7 +205,6 @@ static struct mcp_dma_ctx *mcp_dma_ctx_alloc(struct mcp_ctx *ctx)
 	spin_lock_init(&dctx->lock);
 	INIT_LIST_HEAD(&dctx->queue);
 	INIT_LIST_HEAD(&dctx->waiters);
-	init_waitqueue_head(&dctx->idle);
 	hrtimer_init(&dctx->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 	dctx->timer.function = mcp_dma_timer_fn;
 	dctx->engines[MCP_ENGINE_CPU] = mcp_engine_cpu();
@@ -222,6 +223,10 @@ static struct mcp_dma_ctx *mcp_dma_ctx_alloc(struct mcp_ctx *ctx)
 			dctx->engines[MCP_ENGINE_DEVICE] = mdev->engine;
 		}
 		mutex_unlock(&mdev->lock);
+		if (!ret) {
+			mcp_dev_get(mdev);
+			dctx->mdev = mdev;
+		}
 	}
 	if (ret) {
 		kfree(dctx);
@@ -230,10 +235,13 @@ static struct mcp_dma_ctx *mcp_dma_ctx_alloc(struct mcp_ctx *ctx)
 	return dctx;
 }
 
+/* Process context: the device's release may sleep. */
 static void mcp_dma_ctx_free(struct mcp_dma_ctx *dctx)
 {
 	if (dctx->engines[MCP_ENGINE_DEVICE])
 		mcp_engine_put(dctx->engines[MCP_ENGINE_DEVICE]);
+	if (dctx->mdev)
+		mcp_dev_put(dctx->mdev);
 	kfree(dctx);
 }
 
@@ -295,14 +303,14 @@ int mcp_dma_job_start(struct mcp_dma_job *job)
 /*
  * Everything the job holds is released before its fence signals, so a
  * waiter that wakes up finds the BOs and counters as they will stay.
- * The context's state may be freed as soon as @live drops: it is the
- * last thing touched.
+ * The last job of a closed context frees the context's state.
  */
 void mcp_dma_job_finish(struct mcp_dma_job *job, int error)
 {
 	struct mcp_dma_ctx *dctx = job->dctx;
 	struct mcp_dma_stats *stats = &dctx->stats[job->engine_index];
 	unsigned long flags;
+	bool last;
 
 	hrtimer_cancel(&job->deadline_timer);
 	mcp_bo_jobs_dec(job->src);
@@ -333,10 +341,12 @@ void mcp_dma_job_finish(struct mcp_dma_job *job, int error)
 	complete_all(&job->done);
 
 	spin_lock_irqsave(&dctx->lock, flags);
-	if (!--dctx->live)
-		wake_up(&dctx->idle);
+	last = !--dctx->live && dctx->orphaned;
 	spin_unlock_irqrestore(&dctx->lock, flags);
+	if (last)
+		mcp_dma_ctx_free(dctx);
 
+	/* May drop the module's last reference (the fence's). */
 	dma_fence_put(&job->fence);
 }
 
@@ -612,7 +622,9 @@ int mcp_ioctl_dma_submit(struct file *file, void *karg)
 		ret = -ETIMEDOUT;
 		goto err_put_in_fence;
 	} else {
-		deadline = arg->deadline_ns;
+		/* An engine may be shared: no job holds it for longer. */
+		deadline = min(arg->deadline_ns,
+			       now + MCP_DMA_JOB_TIMEOUT_MS_MAX * NSEC_PER_MSEC);
 	}
 
 	if (async) {
@@ -828,14 +840,18 @@ int mcp_ioctl_engine_info(struct file *file, void *karg)
 }
 
 /*
- * The fd is closing: cancel what has not reached an engine, then wait for
- * the rest, which the engines finish by their deadlines.
+ * The fd is closing: cancel what has not reached an engine.  The rest
+ * stays on its engine, which may be shared with other contexts and busy
+ * with their jobs for as long as their deadlines allow: closing does not
+ * wait for it.  The engine cancels such a job when it comes to start it,
+ * and the last one to finish frees the state.
  */
 void mcp_dma_ctx_fini(struct mcp_ctx *ctx)
 {
 	struct mcp_dma_ctx *dctx = ctx->dma;
 	struct mcp_dma_job *job, *next;
 	LIST_HEAD(cancelled);
+	bool last;
 
 	if (!dctx)
 		return;
@@ -869,12 +885,13 @@ void mcp_dma_ctx_fini(struct mcp_ctx *ctx)
 			mcp_dma_job_finish(job, -ECANCELED);
 	}
 
-	spin_lock_irq(&dctx->lock);
-	wait_event_lock_irq(dctx->idle, !dctx->live, dctx->lock);
-	spin_unlock_irq(&dctx->lock);
-
 	ctx->dma = NULL;
-	mcp_dma_ctx_free(dctx);
+	spin_lock_irq(&dctx->lock);
+	dctx->orphaned = true;
+	last = !dctx->live;
+	spin_unlock_irq(&dctx->lock);
+	if (last)
+		mcp_dma_ctx_free(dctx);
 }
 
 int mcp_dma_init(void)

@@ -1273,6 +1273,48 @@ TEST_F_TIMEOUT(edu, close_stops_long_copy, 60)
 }
 
 /*
+ * Another context's long copy holds the shared edu engine; this one's
+ * small job is queued behind it.  Closing this fd returns at once (it
+ * waited for the other context's job before), the small job is cancelled
+ * when the engine reaches it, and the other job is not disturbed.
+ */
+TEST_F_TIMEOUT(edu, close_does_not_wait_for_other_contexts, 60)
+{
+	struct mcp_dma_submit s;
+	__u32 a, b, c, d;
+	int other, long_fence, fence;
+	__u64 t0;
+
+	other = mcp_dev_open(self->fd, self->idx);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, bo_create(other, 65536, &a));
+	ASSERT_EQ(0, bo_create(other, 65536, &b));
+	ASSERT_EQ(0, bo_create(self->devfd, 4096, &c));
+	ASSERT_EQ(0, bo_create(self->devfd, 4096, &d));
+	/* 16 transfers of ~100 ms each, then ours. */
+	dma_arg(&s, MCP_ENGINE_DEVICE, a, b, 65536);
+	long_fence = dma_async(other, &s);
+	ASSERT_LE(0, long_fence);
+	dma_arg(&s, MCP_ENGINE_DEVICE, c, d, 4096);
+	fence = dma_async(self->devfd, &s);
+	ASSERT_LE(0, fence);
+	usleep(200000);
+
+	t0 = now_ns();
+	close(self->devfd);
+	self->devfd = -1;
+	EXPECT_GT(500 * MS, now_ns() - t0) TH_LOG("close waited for another context's job");
+	EXPECT_EQ(0, fence_status(long_fence)) TH_LOG("the other job ended early");
+	EXPECT_EQ(1, fence_wait(long_fence, 10000));
+	EXPECT_EQ(1, fence_wait(fence, 2000));
+	EXPECT_EQ(-ECANCELED, fence_status(fence));
+	EXPECT_EQ(1, fence_status(long_fence));
+	close(fence);
+	close(long_fence);
+	close(other);
+}
+
+/*
  * Unbinding edu with a job running and one queued: both fail -ENODEV,
  * the fences still answer, the device comes back.
  */
