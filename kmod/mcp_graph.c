@@ -40,6 +40,7 @@
 #define MCP_GRAPH_BLOB_CAP	(16U << 20)
 #define MCP_GRAPH_TIMEOUT_CAP	3600000
 #define MCP_GRAPH_HISTORY_CAP	4096
+#define MCP_GRAPH_EXECS_CAP	65536
 /* Graph handles, as BO handles */
 #define MCP_GRAPH_HANDLE_MAX	((1U << 24) - 1)
 
@@ -53,7 +54,9 @@ struct mcp_graph_knobs mcp_graph_knobs = {
 	.max_tensors = 16384,
 	.max_blob = 1U << 20,
 	.exec_timeout_ms = 10000,
+	.exec_timeout_max_ms = 600000,
 	.exec_history_len = 64,
+	.max_execs_in_flight = 256,
 };
 
 static int mcp_graph_fail(struct mcp_graph_err *err, u32 reason, u32 kind,
@@ -1262,9 +1265,17 @@ static u32 *mcp_graph_knob(const char *name, u32 *min, u32 *max)
 		*max = MCP_GRAPH_TIMEOUT_CAP;
 		return &mcp_graph_knobs.exec_timeout_ms;
 	}
+	if (!strcmp(name, "exec_timeout_max_ms")) {
+		*max = MCP_GRAPH_TIMEOUT_CAP;
+		return &mcp_graph_knobs.exec_timeout_max_ms;
+	}
 	if (!strcmp(name, "exec_history_len")) {
 		*max = MCP_GRAPH_HISTORY_CAP;
 		return &mcp_graph_knobs.exec_history_len;
+	}
+	if (!strcmp(name, "max_execs_in_flight")) {
+		*max = MCP_GRAPH_EXECS_CAP;
+		return &mcp_graph_knobs.max_execs_in_flight;
 	}
 	return NULL;
 }
@@ -1298,14 +1309,18 @@ MCP_GRAPH_KNOB_ATTR(max_nodes);
 MCP_GRAPH_KNOB_ATTR(max_tensors);
 MCP_GRAPH_KNOB_ATTR(max_blob);
 MCP_GRAPH_KNOB_ATTR(exec_timeout_ms);
+MCP_GRAPH_KNOB_ATTR(exec_timeout_max_ms);
 MCP_GRAPH_KNOB_ATTR(exec_history_len);
+MCP_GRAPH_KNOB_ATTR(max_execs_in_flight);
 
 static struct attribute *mcp_graph_attrs[] = {
 	&dev_attr_graph_max_nodes.attr,
 	&dev_attr_graph_max_tensors.attr,
 	&dev_attr_graph_max_blob.attr,
 	&dev_attr_graph_exec_timeout_ms.attr,
+	&dev_attr_graph_exec_timeout_max_ms.attr,
 	&dev_attr_graph_exec_history_len.attr,
+	&dev_attr_graph_max_execs_in_flight.attr,
 	NULL
 };
 

@@ -93,14 +93,18 @@ struct mcp_graph {
  * @max_tensors:	tensor table entries
  * @max_blob:		blob bytes
  * @exec_timeout_ms:	time-out of an execution submitted without one
+ * @exec_timeout_max_ms: the longest time-out an execution may ask for
  * @exec_history_len:	finished executions per fd kept for GRAPH_STATUS
+ * @max_execs_in_flight: executions per fd submitted and not ended
  */
 struct mcp_graph_knobs {
 	u32 max_nodes;
 	u32 max_tensors;
 	u32 max_blob;
 	u32 exec_timeout_ms;
+	u32 exec_timeout_max_ms;
 	u32 exec_history_len;
+	u32 max_execs_in_flight;
 };
 
 extern struct mcp_graph_knobs mcp_graph_knobs;

@@ -13,7 +13,9 @@
  *		slices with a reschedule and a stop check between them; NOP
  *		ends at once where the scheduler runs (no work item)
  *   DEVICE	a work item submits the COPY to the context's device DMA
- *		engine (mcp_dma_submit_kernel()) and waits for its fence
+ *		engine (mcp_dma_submit_kernel()); the DMA fence's callback
+ *		queues the work item again, which ends the job: no worker
+ *		thread sleeps on a device, whose queue other contexts share
  *   WORKER	the context's job queue, claimed by a worker fd
  *		(mcp_worker.c) of the node holding most of its input bytes,
  *		else of the nearest node by SLIT distance that has workers;
@@ -24,9 +26,10 @@
  * every node not started end with -ECANCELED, and the out-fence signals
  * once no job of the execution runs.  At the execution's deadline, or
  * when the context closes, it is stopped: queued jobs are dropped,
- * running kernel jobs stop at their next slice, and running worker jobs
- * are abandoned (their node ends with the stop's error at once; the
- * worker's later JOB_DONE for it returns -ECANCELED and is ignored).
+ * running kernel jobs stop at their next slice, and running worker and
+ * DEVICE jobs are abandoned (their node ends with the stop's error at
+ * once; the worker's later JOB_DONE for it returns -ECANCELED and is
+ * ignored, the DMA job's end only drops what it held).
  *
  * The last exec_history_len ended executions of a context are kept as
  * records for MCP_IOC_GRAPH_STATUS.
@@ -153,8 +156,13 @@ struct mcp_exec {
 /* mcp_exec.bo_node: its BOs are on different nodes. */
 #define MCP_EXEC_BO_NODES_MIXED	(-2)
 
-/* Kernel jobs, starts and time-outs; unbound: jobs go to their node. */
+/* Kernel jobs; unbound: jobs go to their node. */
 static struct workqueue_struct *mcp_graph_wq;
+/*
+ * Starts and time-outs, apart from the jobs: however many jobs the
+ * contexts queue, an execution starts and times out when it should.
+ */
+static struct workqueue_struct *mcp_graph_ctl_wq;
 
 /* Fences */
 
@@ -554,7 +562,10 @@ static void mcp_exec_fail_locked(struct mcp_exec *exec, int error, s32 node)
 	}
 }
 
-/* Stop: claimed worker jobs are abandoned, ending with @error now. */
+/*
+ * Stop: claimed worker jobs and DEVICE jobs on their engine are
+ * abandoned, ending with @error now.
+ */
 static void mcp_exec_abandon_locked(struct mcp_exec *exec, int error)
 {
 	struct mcp_exec_record *rec = exec->rec;
@@ -563,7 +574,8 @@ static void mcp_exec_abandon_locked(struct mcp_exec *exec, int error)
 	for (i = 0; i < rec->n_nodes; i++) {
 		struct mcp_job *job = &exec->jobs[i];
 
-		if (job->state != MCP_JOB_RUNNING || !job->worker)
+		if (job->state != MCP_JOB_RUNNING ||
+		    (!job->worker && !job->dev_fence))
 			continue;
 		job->abandoned = true;
 		exec->running--;
@@ -1010,6 +1022,7 @@ void mcp_sched_exec_end(struct mcp_exec *exec)
 		}
 	}
 	list_del_init(&exec->link);
+	sched->n_execs--;
 	if (list_empty(&sched->execs))
 		wake_up_all(&sched->idle);
 	spin_unlock(&sched->lock);
@@ -1079,7 +1092,7 @@ static void mcp_exec_in_fence_cb(struct dma_fence *fence,
 {
 	struct mcp_exec *exec = container_of(cb, struct mcp_exec, in_cb);
 
-	queue_work(mcp_graph_wq, &exec->start_work);
+	queue_work(mcp_graph_ctl_wq, &exec->start_work);
 }
 
 /* Time-out or close: fail with @error, drop queued jobs, abandon claimed. */
@@ -1130,7 +1143,7 @@ static enum hrtimer_restart mcp_exec_timer_fn(struct hrtimer *timer)
 
 	/* Its own reference is held until the timer is cancelled. */
 	kref_get(&exec->ref);
-	if (!queue_work(mcp_graph_wq, &exec->timeout_work))
+	if (!queue_work(mcp_graph_ctl_wq, &exec->timeout_work))
 		kref_put(&exec->ref, mcp_exec_release);
 	return HRTIMER_NORESTART;
 }
@@ -1223,14 +1236,28 @@ static int mcp_job_quant(struct mcp_exec *exec,
 	return 0;
 }
 
-/* COPY on the context's device DMA engine, by the execution's deadline. */
-static int mcp_job_device_copy(struct mcp_exec *exec,
+/* Any context, the DMA fence's lock held: only queue the job's end. */
+static void mcp_job_dev_fence_cb(struct dma_fence *fence,
+				 struct dma_fence_cb *cb)
+{
+	struct mcp_job *job = container_of(cb, struct mcp_job, dev_cb);
+
+	queue_work(mcp_graph_wq, &job->work);
+}
+
+/*
+ * COPY on the context's device DMA engine, by the execution's deadline:
+ * -EINPROGRESS once the DMA fence's callback is in (the job ends in
+ * mcp_job_dev_end()), else the job's result.
+ */
+static int mcp_job_device_copy(struct mcp_exec *exec, struct mcp_job *job,
 			       const struct mcp_graph_node *n)
 {
 	const struct mcp_graph *graph = exec->graph;
 	const struct mcp_graph_tensor *in = &graph->tensors[n->inputs[0]];
 	const struct mcp_graph_tensor *out = &graph->tensors[n->outputs[0]];
-	struct mcp_ctx *ctx = READ_ONCE(exec->sched->ctx);
+	struct mcp_sched *sched = exec->sched;
+	struct mcp_ctx *ctx = READ_ONCE(sched->ctx);
 	struct dma_fence *fence;
 	int ret;
 
@@ -1243,9 +1270,26 @@ static int mcp_job_device_copy(struct mcp_exec *exec,
 				      exec->deadline_ns);
 	if (IS_ERR(fence))
 		return PTR_ERR(fence);
-	/* The DMA job ends by the deadline: the wait is bounded. */
-	dma_fence_wait(fence, false);
-	ret = fence->error;
+
+	spin_lock(&sched->lock);
+	ret = exec->stop;
+	if (!ret) {
+		job->dev_fence = fence;
+		/*
+		 * The end's work item takes the lock first: the reference
+		 * it drops is taken before it can run.
+		 */
+		if (!dma_fence_add_callback(fence, &job->dev_cb,
+					    mcp_job_dev_fence_cb)) {
+			kref_get(&exec->ref);
+			spin_unlock(&sched->lock);
+			return -EINPROGRESS;
+		}
+		/* Signalled already. */
+		job->dev_fence = NULL;
+		ret = fence->error;
+	}
+	spin_unlock(&sched->lock);
 	dma_fence_put(fence);
 	return ret;
 }
@@ -1262,7 +1306,7 @@ static int mcp_job_run(struct mcp_exec *exec, struct mcp_job *job)
 		if (!mcp_bo_writable(exec->bos[exec->graph->tensors[n->outputs[k]].buffer]))
 			return -EACCES;
 	if (n->engine == MCP_GRAPH_ENGINE_DEVICE)
-		return mcp_job_device_copy(exec, n);
+		return mcp_job_device_copy(exec, job, n);
 
 	in = mcp_job_tensor(exec, n->inputs[0]);
 	out = mcp_job_tensor(exec, n->outputs[0]);
@@ -1282,6 +1326,29 @@ static int mcp_job_run(struct mcp_exec *exec, struct mcp_job *job)
 	}
 }
 
+/*
+ * A DEVICE job's DMA fence signalled: it ends with the DMA job's result,
+ * unless a stop abandoned it.  Then drops the reference its callback
+ * held.
+ */
+static void mcp_job_dev_end(struct mcp_exec *exec, struct mcp_job *job)
+{
+	struct mcp_sched *sched = exec->sched;
+	struct dma_fence *fence;
+	bool ended = false;
+
+	spin_lock(&sched->lock);
+	fence = job->dev_fence;
+	job->dev_fence = NULL;
+	if (!job->abandoned)
+		ended = mcp_job_end_locked(exec, job, fence->error);
+	spin_unlock(&sched->lock);
+	if (ended)
+		mcp_sched_exec_end(exec);
+	dma_fence_put(fence);
+	mcp_sched_exec_put(exec);
+}
+
 static void mcp_job_work(struct work_struct *work)
 {
 	struct mcp_job *job = container_of(work, struct mcp_job, work);
@@ -1291,6 +1358,12 @@ static void mcp_job_work(struct work_struct *work)
 	struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
 	bool ended, cancelled;
 	int ret;
+
+	/* Set only by its submission, which queues this again at the end. */
+	if (READ_ONCE(job->dev_fence)) {
+		mcp_job_dev_end(exec, job);
+		return;
+	}
 
 	spin_lock(&sched->lock);
 	cancelled = exec->rec->result;
@@ -1311,6 +1384,8 @@ static void mcp_job_work(struct work_struct *work)
 					  n->engine, st->numa_node,
 					  raw_smp_processor_id(), 0);
 		ret = mcp_job_run(exec, job);
+		if (ret == -EINPROGRESS)
+			return;
 	}
 
 	spin_lock(&sched->lock);
@@ -1468,6 +1543,7 @@ static struct mcp_exec *mcp_exec_alloc(struct mcp_graph *graph)
 		job->claim_ns = 0;
 		job->chain_len = 0;
 		INIT_WORK(&job->work, mcp_job_work);
+		job->dev_fence = NULL;
 		exec->rec->nodes[i] = (struct mcp_graph_node_status) {
 			.engine = graph->nodes[i].engine,
 			.numa_node = -1,
@@ -1522,6 +1598,23 @@ static u64 mcp_exec_commit(struct mcp_sched *sched, struct mcp_exec *exec,
 	return id;
 }
 
+/*
+ * Counts an execution about to be submitted against max_execs_in_flight:
+ * 0, or -EAGAIN while that many have not ended.
+ */
+static int mcp_sched_reserve_exec(struct mcp_sched *sched)
+{
+	int ret = 0;
+
+	spin_lock(&sched->lock);
+	if (sched->n_execs >= READ_ONCE(mcp_graph_knobs.max_execs_in_flight))
+		ret = -EAGAIN;
+	else
+		sched->n_execs++;
+	spin_unlock(&sched->lock);
+	return ret;
+}
+
 int mcp_ioctl_graph_exec(struct file *file, void *karg)
 {
 	struct mcp_graph_exec_karg *ek = karg;
@@ -1540,6 +1633,12 @@ int mcp_ioctl_graph_exec(struct file *file, void *karg)
 		return -EINVAL;
 	if (ctx->mdev && READ_ONCE(ctx->mdev->gone))
 		return -ENODEV;
+
+	timeout_ms = arg->timeout_ms ?:
+		     min(READ_ONCE(mcp_graph_knobs.exec_timeout_ms),
+			 READ_ONCE(mcp_graph_knobs.exec_timeout_max_ms));
+	if (timeout_ms > READ_ONCE(mcp_graph_knobs.exec_timeout_max_ms))
+		return -EINVAL;
 
 	graph = mcp_graph_lookup(ctx, arg->graph);
 	if (!graph)
@@ -1571,11 +1670,14 @@ int mcp_ioctl_graph_exec(struct file *file, void *karg)
 		ret = -ENOMEM;
 		goto err_put_in_fence;
 	}
+	ret = mcp_sched_reserve_exec(sched);
+	if (ret)
+		goto err_put_sched;
 
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	if (fd < 0) {
 		ret = fd;
-		goto err_put_sched;
+		goto err_unreserve;
 	}
 	spin_lock_init(&exec->fence->lock);
 	dma_fence_init(&exec->fence->base, &mcp_graph_fence_ops,
@@ -1591,8 +1693,6 @@ int mcp_ioctl_graph_exec(struct file *file, void *karg)
 	}
 
 	now = ktime_get_ns();
-	timeout_ms = arg->timeout_ms ?:
-		     READ_ONCE(mcp_graph_knobs.exec_timeout_ms);
 	exec->deadline_ns = now + timeout_ms * NSEC_PER_MSEC;
 	exec->in_fence = in_fence;
 	arg->out_fence = fd;
@@ -1609,6 +1709,10 @@ int mcp_ioctl_graph_exec(struct file *file, void *karg)
 
 err_put_fd:
 	put_unused_fd(fd);
+err_unreserve:
+	spin_lock(&sched->lock);
+	sched->n_execs--;
+	spin_unlock(&sched->lock);
 err_put_sched:
 	mcp_sched_put(sched);
 err_put_in_fence:
@@ -1781,10 +1885,19 @@ void mcp_sched_ctx_fini(struct mcp_ctx *ctx)
 int mcp_sched_init(void)
 {
 	mcp_graph_wq = alloc_workqueue("mcp_graph", WQ_UNBOUND, 0);
-	return mcp_graph_wq ? 0 : -ENOMEM;
+	if (!mcp_graph_wq)
+		return -ENOMEM;
+	mcp_graph_ctl_wq = alloc_workqueue("mcp_graph_ctl",
+					   WQ_UNBOUND | WQ_HIGHPRI, 0);
+	if (!mcp_graph_ctl_wq) {
+		destroy_workqueue(mcp_graph_wq);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void mcp_sched_exit(void)
 {
+	destroy_workqueue(mcp_graph_ctl_wq);
 	destroy_workqueue(mcp_graph_wq);
 }

@@ -48,6 +48,8 @@ struct mcp_worker;
  * @last_exec_id: last execution id given out
  * @last_job_id: last worker job id given out
  * @execs:	executions not yet ended
+ * @n_execs:	executions submitted and not ended (max_execs_in_flight),
+ *		counted from before they are on @execs
  * @records:	every execution's record, oldest first: those running and
  *		the last exec_history_len ended ones
  * @n_ended:	ended records on @records
@@ -64,6 +66,7 @@ struct mcp_sched {
 	u64 last_exec_id;
 	u64 last_job_id;
 	struct list_head execs;
+	u32 n_execs;
 	struct list_head records;
 	u32 n_ended;
 	struct list_head jobs;
@@ -121,6 +124,8 @@ struct mcp_job {
 	u64 claim_ns;
 	u32 chain_len;
 	struct work_struct work;
+	struct dma_fence *dev_fence;
+	struct dma_fence_cb dev_cb;
 };
 
 /**

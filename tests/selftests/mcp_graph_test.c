@@ -1613,6 +1613,52 @@ TEST_F_TIMEOUT(graph, timeout_without_worker, 60)
 	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
 }
 
+/*
+ * The per-fd bounds: a time-out above exec_timeout_max_ms is refused,
+ * and so is an execution past max_execs_in_flight until one ends.
+ */
+TEST_F_TIMEOUT(graph, exec_bounds, 60)
+{
+	long long max_ms = knob_read("exec_timeout_max_ms");
+	long long max_execs = knob_read("max_execs_in_flight");
+	struct mcp_graph_case_graph g;
+	struct mcp_graph_create c;
+	struct mcp_graph_exec e;
+	int fence[3];
+	__u32 bo[1];
+
+	ASSERT_EQ(600000, max_ms);
+	ASSERT_EQ(256, max_execs);
+	build_wnop(&g);
+	ASSERT_EQ(0, create_graph(&self->bos, &g, bo, &c));
+
+	exec_arg(&e, c.handle, NULL, 0);
+	e.timeout_ms = max_ms + 1;
+	EXPECT_EQ(-EINVAL, graph_exec(self->fd, &e));
+	EXPECT_EQ(-EINVAL, knob_write("exec_timeout_max_ms", 3600001));
+	EXPECT_EQ(-EINVAL, knob_write("max_execs_in_flight", 0));
+
+	/* No worker: both stay in flight until their time-out. */
+	ASSERT_EQ(0, knob_write("max_execs_in_flight", 2));
+	for (int i = 0; i < 2; i++) {
+		exec_arg(&e, c.handle, NULL, 0);
+		e.timeout_ms = 300;
+		fence[i] = graph_exec(self->fd, &e);
+		EXPECT_LE(0, fence[i]);
+	}
+	exec_arg(&e, c.handle, NULL, 0);
+	EXPECT_EQ(-EAGAIN, graph_exec(self->fd, &e));
+	for (int i = 0; i < 2; i++)
+		EXPECT_EQ(-ETIMEDOUT, fence_finish(fence[i], 10000));
+	exec_arg(&e, c.handle, NULL, 0);
+	e.timeout_ms = 100;
+	fence[2] = graph_exec(self->fd, &e);
+	EXPECT_LE(0, fence[2]);
+	EXPECT_EQ(-ETIMEDOUT, fence_finish(fence[2], 10000));
+	knob_write("max_execs_in_flight", max_execs);
+	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
+}
+
 /* A worker process killed with a job claimed: the job runs elsewhere. */
 TEST_F_TIMEOUT(graph, killed_worker_requeues_once, 60)
 {
@@ -2299,6 +2345,64 @@ TEST_F_TIMEOUT(edu_graph, device_copy, 60)
 	EXPECT_EQ(MCP_GRAPH_ENGINE_CPU, ns[1].engine);
 	EXPECT_LE(ns[0].end_ns, ns[1].start_ns);
 	EXPECT_EQ(0, graph_destroy(self->bos.fd, c.handle));
+}
+
+/*
+ * A DEVICE copy of this fd's graph waits on the shared edu engine behind
+ * another context's long DMA job.  Closing the fd stops the execution
+ * and returns at once: the node is abandoned and its DMA job cancelled
+ * when the engine reaches it.  Before, the close waited in D state for
+ * the other context's job, and a worker thread slept on the DMA fence
+ * the whole time.
+ */
+TEST_F_TIMEOUT(edu_graph, close_does_not_wait_on_shared_engine, 60)
+{
+	struct mcp_graph_case_graph g;
+	struct mcp_graph_create c;
+	struct mcp_graph_exec e;
+	struct mcp_dma_submit s = { .size = sizeof(s) };
+	struct mcp_bo_create bc = { .size = sizeof(bc), .length = 65536 };
+	__u32 bo[2], src, dst;
+	int other, fence, long_fence;
+	__u64 t0;
+
+	other = mcp_dev_open(self->fd, self->info.index);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, mcp_ioctl(other, MCP_IOC_BO_CREATE, &bc));
+	src = bc.handle;
+	ASSERT_EQ(0, mcp_ioctl(other, MCP_IOC_BO_CREATE, &bc));
+	dst = bc.handle;
+	s.engine = MCP_ENGINE_DEVICE;
+	s.src_handle = src;
+	s.dst_handle = dst;
+	s.length = 65536;
+	s.flags = MCP_DMA_ASYNC;
+	s.in_fence = -1;
+	ASSERT_EQ(0, mcp_ioctl(other, MCP_IOC_DMA_SUBMIT, &s));
+	long_fence = s.out_fence;
+
+	mcp_graph_case_init(&g);
+	mcp_graph_case_buffer(&g, 4096, MCP_GRAPH_BUF_INPUT);
+	mcp_graph_case_buffer(&g, 4096, MCP_GRAPH_BUF_OUTPUT);
+	mcp_graph_case_tensor(&g, 0, MCP_DTYPE_U8, 0, 1, 4096);
+	mcp_graph_case_tensor(&g, 1, MCP_DTYPE_U8, 0, 1, 4096);
+	mcp_graph_case_node(&g, MCP_OP_COPY, MCP_GRAPH_ENGINE_DEVICE, 1, 1, 0, 1);
+	ASSERT_EQ(0, create_graph(&self->bos, &g, bo, &c));
+	exec_arg(&e, c.handle, NULL, 0);
+	fence = graph_exec(self->bos.fd, &e);
+	ASSERT_LE(0, fence);
+	usleep(300000);
+
+	bos_release(&self->bos);
+	t0 = now_ns();
+	close(self->bos.fd);
+	self->bos.fd = -1;
+	EXPECT_GT(500000000ULL, now_ns() - t0)
+		TH_LOG("close waited %llu ms", (now_ns() - t0) / 1000000);
+	EXPECT_EQ(-ECANCELED, fence_finish(fence, 2000));
+	EXPECT_EQ(0, fence_status(long_fence)) TH_LOG("the other job ended early");
+	EXPECT_EQ(1, fence_finish(long_fence, 10000));
+	close(other);
 }
 
 /* The table's device-engine case is valid on a device fd. */
