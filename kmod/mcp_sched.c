@@ -288,6 +288,8 @@ static int mcp_sched_route_locked(struct mcp_sched *sched, int target)
 {
 	int node, best = NUMA_NO_NODE, best_dist = INT_MAX;
 
+	lockdep_assert_held(&sched->lock);
+
 	if (target != NUMA_NO_NODE && sched->node_workers[target])
 		return target;
 	for (node = 0; node < nr_node_ids; node++) {
@@ -308,6 +310,8 @@ static void mcp_sched_wake_locked(struct mcp_sched *sched, int target)
 {
 	int node = mcp_sched_route_locked(sched, target);
 
+	lockdep_assert_held(&sched->lock);
+
 	if (node != NUMA_NO_NODE)
 		wake_up(&sched->node_wq[node]);
 }
@@ -315,6 +319,8 @@ static void mcp_sched_wake_locked(struct mcp_sched *sched, int target)
 void mcp_sched_wake_all_locked(struct mcp_sched *sched)
 {
 	int node;
+
+	lockdep_assert_held(&sched->lock);
 
 	for (node = 0; node < nr_node_ids; node++)
 		wake_up_all(&sched->node_wq[node]);
@@ -324,6 +330,8 @@ struct mcp_job *mcp_sched_next_job_locked(struct mcp_sched *sched,
 					  struct mcp_worker *w)
 {
 	struct mcp_job *job;
+
+	lockdep_assert_held(&sched->lock);
 
 	list_for_each_entry(job, &sched->jobs, link)
 		if (job->target == NUMA_NO_NODE ||
@@ -392,6 +400,8 @@ static void mcp_job_ready_locked(struct mcp_exec *exec, struct mcp_job *job)
 	struct mcp_sched *sched = exec->sched;
 	int node = NUMA_NO_NODE;
 
+	lockdep_assert_held(&exec->sched->lock);
+
 	job->state = MCP_JOB_QUEUED;
 	exec->rec->nodes[job->index].engine = n->engine;
 	mcp_counter_inc(MCP_CTR_GRAPH_JOBS_TOTAL);
@@ -428,6 +438,8 @@ static void mcp_job_start_chained_locked(struct mcp_exec *exec,
 	const struct mcp_graph_node *n = &exec->graph->nodes[job->index];
 	struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
 
+	lockdep_assert_held(&exec->sched->lock);
+
 	mcp_counter_inc(MCP_CTR_GRAPH_JOBS_TOTAL);
 	trace_mcp_graph_job_submit(exec->rec->id, job->index, n->op,
 				   n->engine);
@@ -450,6 +462,8 @@ static void __mcp_job_end_locked(struct mcp_exec *exec, struct mcp_job *job,
 	const struct mcp_graph *graph = exec->graph;
 	bool ran = job->state == MCP_JOB_RUNNING;
 	u32 i;
+
+	lockdep_assert_held(&exec->sched->lock);
 
 	if (job->state == MCP_JOB_RUNNING ||
 	    (job->state == MCP_JOB_QUEUED &&
@@ -499,6 +513,8 @@ static void mcp_exec_run_nops_locked(struct mcp_exec *exec)
 {
 	struct mcp_job *job;
 
+	lockdep_assert_held(&exec->sched->lock);
+
 	while ((job = list_first_entry_or_null(&exec->nops, struct mcp_job,
 					       link))) {
 		struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
@@ -524,6 +540,8 @@ static bool mcp_exec_check_end_locked(struct mcp_exec *exec);
 static bool mcp_job_end_locked(struct mcp_exec *exec, struct mcp_job *job,
 			       int result)
 {
+	lockdep_assert_held(&exec->sched->lock);
+
 	__mcp_job_end_locked(exec, job, result);
 	mcp_exec_run_nops_locked(exec);
 	return mcp_exec_check_end_locked(exec);
@@ -538,6 +556,8 @@ static void mcp_exec_fail_locked(struct mcp_exec *exec, int error, s32 node)
 {
 	struct mcp_exec_record *rec = exec->rec;
 	u32 i;
+
+	lockdep_assert_held(&exec->sched->lock);
 
 	if (!rec->result)
 		rec->result = error;
@@ -571,6 +591,8 @@ static void mcp_exec_abandon_locked(struct mcp_exec *exec, int error)
 	struct mcp_exec_record *rec = exec->rec;
 	u32 i;
 
+	lockdep_assert_held(&exec->sched->lock);
+
 	for (i = 0; i < rec->n_nodes; i++) {
 		struct mcp_job *job = &exec->jobs[i];
 
@@ -592,6 +614,8 @@ static void mcp_exec_abandon_locked(struct mcp_exec *exec, int error)
 /* True when the execution has now ended (and was not before). */
 static bool mcp_exec_check_end_locked(struct mcp_exec *exec)
 {
+	lockdep_assert_held(&exec->sched->lock);
+
 	if (exec->started && !exec->left && !exec->ended) {
 		exec->ended = true;
 		return true;
@@ -611,6 +635,8 @@ static void mcp_job_fill_locked(struct mcp_exec *exec, struct mcp_job *job,
 	const struct mcp_graph *graph = exec->graph;
 	const struct mcp_graph_node *n = &graph->nodes[job->index];
 	u32 k;
+
+	lockdep_assert_held(&exec->sched->lock);
 
 	out->job_id = job->id;
 	out->exec_id = exec->rec->id;
@@ -647,6 +673,8 @@ static void __mcp_sched_claim_locked(struct mcp_job *job, struct mcp_worker *w)
 	const struct mcp_graph_node *n = &exec->graph->nodes[job->index];
 	struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
 
+	lockdep_assert_held(&job->exec->sched->lock);
+
 	list_move_tail(&job->link, &w->claimed);
 	job->worker = w;
 	job->state = MCP_JOB_RUNNING;
@@ -667,6 +695,8 @@ static void __mcp_sched_claim_locked(struct mcp_job *job, struct mcp_worker *w)
 void mcp_sched_claim_locked(struct mcp_job *job, struct mcp_worker *w,
 			    struct mcp_worker_job *out)
 {
+	lockdep_assert_held(&job->exec->sched->lock);
+
 	__mcp_sched_claim_locked(job, w);
 	mcp_job_fill_locked(job->exec, job, out);
 }
@@ -683,6 +713,8 @@ static struct mcp_job *mcp_sched_chain_next_locked(struct mcp_job *prev,
 	u32 next = exec->graph->chain_next[prev->index];
 	struct mcp_job *job;
 	int target;
+
+	lockdep_assert_held(&prev->exec->sched->lock);
 
 	if (next == MCP_GRAPH_NO_CHAIN || exec->rec->result || exec->stop)
 		return NULL;
@@ -709,6 +741,8 @@ struct mcp_job *mcp_sched_chain_locked(struct mcp_job *prev,
 				       struct mcp_worker_job *out)
 {
 	struct mcp_job *job = mcp_sched_chain_next_locked(prev, w);
+
+	lockdep_assert_held(&prev->exec->sched->lock);
 
 	if (!job)
 		return NULL;
@@ -741,6 +775,8 @@ static u32 mcp_chain_claim_uniform_locked(struct mcp_job *head,
 	int node = exec->bo_node;
 	u32 at = head->index, next, n = 1;
 
+	lockdep_assert_held(&head->exec->sched->lock);
+
 	if (exec->rec->result || exec->stop ||
 	    (node != NUMA_NO_NODE &&
 	     mcp_sched_route_locked(exec->sched, node) != w->node))
@@ -770,6 +806,8 @@ u32 mcp_sched_claim_chain_locked(struct mcp_job *head, struct mcp_worker *w,
 	struct mcp_job *job = head;
 	u32 n = 1;
 
+	lockdep_assert_held(&head->exec->sched->lock);
+
 	__mcp_sched_claim_locked(head, w);
 	out->nodes[0] = head->index;
 	if (exec->bo_node != MCP_EXEC_BO_NODES_MIXED)
@@ -796,6 +834,8 @@ u32 mcp_sched_claim_chain_locked(struct mcp_job *head, struct mcp_worker *w,
  */
 static void mcp_chain_release_locked(struct mcp_job *job, u32 n)
 {
+	lockdep_assert_held(&job->exec->sched->lock);
+
 	while (n--) {
 		job->worker = NULL;
 		job->target = NUMA_NO_NODE;
@@ -806,6 +846,8 @@ static void mcp_chain_release_locked(struct mcp_job *job, u32 n)
 
 void mcp_sched_chain_drop_locked(struct mcp_job *head)
 {
+	lockdep_assert_held(&head->exec->sched->lock);
+
 	/*
 	 * Abandoned: the nodes after it were cancelled with it and nothing
 	 * reads their worker again, so there is nothing to walk.
@@ -831,6 +873,8 @@ static u32 mcp_chain_pass_locked(struct mcp_exec *exec, struct mcp_job **job,
 	const u32 *chain_next = exec->graph->chain_next;
 	struct mcp_job *cur = *job, *jobs = exec->jobs;
 	u32 i;
+
+	lockdep_assert_held(&exec->sched->lock);
 
 	if (exec->rec->result || trace_mcp_graph_job_submit_enabled() ||
 	    trace_mcp_graph_job_start_enabled() ||
@@ -872,6 +916,8 @@ struct mcp_exec *mcp_sched_chain_report_locked(struct mcp_job *head,
 	struct mcp_job *job = head, *next;
 	u32 i, len = head->chain_len;
 
+	lockdep_assert_held(&head->exec->sched->lock);
+
 	head->chain_len = 0;
 	list_del_init(&head->link);
 	if (start_ns)
@@ -903,6 +949,8 @@ struct mcp_exec *mcp_sched_chain_report_locked(struct mcp_job *head,
 
 void mcp_sched_unchain_locked(struct mcp_job *job)
 {
+	lockdep_assert_held(&job->exec->sched->lock);
+
 	list_del_init(&job->link);
 	job->worker = NULL;
 	job->target = NUMA_NO_NODE;
@@ -912,6 +960,8 @@ struct mcp_exec *mcp_sched_unclaim_locked(struct mcp_job *job)
 {
 	struct mcp_exec *exec = job->exec;
 	struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
+
+	lockdep_assert_held(&job->exec->sched->lock);
 
 	/* Failed meanwhile: nobody is to run it any more. */
 	if (exec->rec->result) {
@@ -938,6 +988,8 @@ struct mcp_exec *mcp_sched_job_done_locked(struct mcp_job *job, int result,
 	struct mcp_exec *exec = job->exec;
 	struct mcp_graph_node_status *st = &exec->rec->nodes[job->index];
 
+	lockdep_assert_held(&job->exec->sched->lock);
+
 	job->worker = NULL;
 	if (worker_gone && !exec->rec->result && job->attempts < 2) {
 		/* Re-queued once, under a new id. */
@@ -962,6 +1014,8 @@ struct mcp_exec *mcp_sched_job_report_locked(struct mcp_job *job, int result,
 {
 	struct mcp_graph_node_status *st = &job->exec->rec->nodes[job->index];
 
+	lockdep_assert_held(&job->exec->sched->lock);
+
 	if (start_ns)
 		st->start_ns = clamp(start_ns, job->claim_ns, now);
 	st->end_ns = end_ns ? clamp(end_ns, st->start_ns, now) : now;
@@ -984,6 +1038,8 @@ static void mcp_exec_release(struct kref *ref)
 
 struct mcp_exec *mcp_sched_exec_get_locked(struct mcp_job *job)
 {
+	lockdep_assert_held(&job->exec->sched->lock);
+
 	kref_get(&job->exec->ref);
 	return job->exec;
 }
@@ -1747,6 +1803,8 @@ static struct mcp_exec_record *mcp_sched_find_locked(struct mcp_sched *sched,
 {
 	struct mcp_exec_record *rec;
 
+	lockdep_assert_held(&sched->lock);
+
 	list_for_each_entry(rec, &sched->records, link)
 		if (rec->id == id)
 			return rec;
@@ -1759,6 +1817,8 @@ static bool mcp_sched_status_locked(struct mcp_sched *sched,
 				    struct mcp_graph_node_status *nodes, u32 n)
 {
 	struct mcp_exec_record *rec = mcp_sched_find_locked(sched, arg->exec_id);
+
+	lockdep_assert_held(&sched->lock);
 
 	if (!rec)
 		return false;

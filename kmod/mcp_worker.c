@@ -130,6 +130,7 @@ static u32 mcp_worker_claim_locked(struct mcp_worker *w, u32 max,
 	struct mcp_job *job = mcp_sched_next_job_locked(w->sched, w);
 	u32 n = 0;
 
+	lockdep_assert_held(&w->sched->lock);
 	if (!job)
 		return 0;
 	*exec = mcp_sched_exec_get_locked(job);
@@ -346,6 +347,7 @@ static struct mcp_job *mcp_worker_find_locked(struct mcp_worker *w, u64 id)
 {
 	struct mcp_job *job;
 
+	lockdep_assert_held(&w->sched->lock);
 	list_for_each_entry(job, &w->claimed, link)
 		if (job->id == id)
 			return job;
@@ -376,6 +378,7 @@ static int mcp_worker_apply_locked(struct mcp_worker *w, u64 job_id,
 {
 	struct mcp_job *job;
 
+	lockdep_assert_held(&w->sched->lock);
 	*exec = NULL;
 	*ended = false;
 	if (result > 0 || result < MCP_JOB_RESULT_MIN)
@@ -411,6 +414,7 @@ static int mcp_worker_report_locked(struct mcp_worker *w,
 				    const struct mcp_job_report *r, u64 now,
 				    struct mcp_exec **exec, bool *ended)
 {
+	lockdep_assert_held(&w->sched->lock);
 	return mcp_worker_apply_locked(w, r->job_id, r->result, 1, r->start_ns,
 				       &r->end_ns, now, exec, ended);
 }
@@ -605,6 +609,7 @@ static struct mcp_job *mcp_worker_next_held_locked(struct mcp_worker *w)
 {
 	struct mcp_job *job;
 
+	lockdep_assert_held(&w->sched->lock);
 	list_for_each_entry(job, &w->claimed, link)
 		if (job->state == MCP_JOB_WAITING)
 			return job;
