@@ -472,6 +472,10 @@ err_free_bo:
  * @mdev:	the context's device, NULL on the host context
  * @fd:		the dma-buf fd
  *
+ * A dma-buf whose file is not open for writing (a PRIME export without
+ * DRM_RDWR, say) keeps that mode: the BO is mapped for the device
+ * DMA_TO_DEVICE and mcp_bo_writable() says no.
+ *
  * Return: the BO with one reference, or an ERR_PTR: -EBADF for a bad fd,
  * -EINVAL for one that is not a dma-buf or has an unusable size, -EIO on
  * a device that cannot address all memory by itself (no IOMMU, no bounce
@@ -501,6 +505,9 @@ struct mcp_bo *mcp_bo_create_import(struct mcp_dev *mdev, int fd)
 	}
 	lockdep_set_class(&bo->lock, &mcp_bo_import_lock_key);
 	bo->dmabuf = dmabuf;
+	bo->read_only = !(dmabuf->file->f_mode & FMODE_WRITE);
+	if (bo->read_only)
+		bo->dir = DMA_TO_DEVICE;
 
 	if (mdev) {
 		if (mcp_bo_dev_direct(mcp_bo_dev(bo)) &&
@@ -590,11 +597,20 @@ u64 mcp_bo_length(const struct mcp_bo *bo)
 	return bo->length;
 }
 
-/* Kernel BOs and imports are writable; user pointers only if pinned so. */
+/*
+ * Kernel BOs are writable; user pointers only if pinned so, imports only
+ * if their dma-buf's file is open for writing.
+ */
 bool mcp_bo_writable(const struct mcp_bo *bo)
 {
-	return bo->kind != MCP_BO_KIND_USERPTR ||
-	       (bo->flags & MCP_BO_USERPTR_WRITE);
+	switch (bo->kind) {
+	case MCP_BO_KIND_USERPTR:
+		return bo->flags & MCP_BO_USERPTR_WRITE;
+	case MCP_BO_KIND_IMPORT:
+		return !bo->read_only;
+	default:
+		return true;
+	}
 }
 
 void *mcp_bo_vaddr(struct mcp_bo *bo)
@@ -755,6 +771,31 @@ int mcp_bo_mmap(struct mcp_bo *bo, struct vm_area_struct *vma)
 	vma->vm_ops = &mcp_bo_vm_ops;
 	mcp_bo_vm_open(vma);
 	return 0;
+}
+
+/**
+ * mcp_bo_mmap_import() - map an imported BO through its exporter
+ * @bo:		the imported BO
+ * @vma:	a shared VMA; its page offset, masked with MCP_BO_MMAP_PGMASK,
+ *		is the first page of the dma-buf to map
+ *
+ * A read-only import is mapped as its dma-buf's fd would be: a writable
+ * mapping is -EACCES and a read-only one cannot be made writable with
+ * mprotect().  The VMA then holds the dma-buf's file.
+ *
+ * Return: 0, -EINVAL for a private mapping, -EACCES, or dma_buf_mmap()'s
+ * error.
+ */
+int mcp_bo_mmap_import(struct mcp_bo *bo, struct vm_area_struct *vma)
+{
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (bo->read_only) {
+		if (vma->vm_flags & VM_WRITE)
+			return -EACCES;
+		mcp_vm_flags_clear(vma, VM_MAYWRITE);
+	}
+	return dma_buf_mmap(bo->dmabuf, vma, vma->vm_pgoff & MCP_BO_MMAP_PGMASK);
 }
 
 static struct sg_table *mcp_dmabuf_map(struct dma_buf_attachment *attach,

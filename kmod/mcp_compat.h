@@ -23,12 +23,18 @@
 
 /*
  * vm_flags is written directly up to 6.2; 6.3 made it read-only behind
- * vm_flags_set(), which is what this becomes there.
+ * vm_flags_set() and vm_flags_clear(), which is what these become there.
  */
 static inline void mcp_vm_flags_set(struct vm_area_struct *vma,
 				    vm_flags_t flags)
 {
 	vma->vm_flags |= flags;
+}
+
+static inline void mcp_vm_flags_clear(struct vm_area_struct *vma,
+				      vm_flags_t flags)
+{
+	vma->vm_flags &= ~flags;
 }
 
 /* eventfd_signal() takes a count up to 6.7; 6.8 dropped it. */

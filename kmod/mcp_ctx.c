@@ -495,7 +495,8 @@ const struct mcp_ioctl_desc *mcp_ctx_ioctl_desc(unsigned int cmd)
  *
  * Return: 0, or -EINVAL for an offset that names no BO (as for the BAR
  * regions of a device fd), a user-pointer BO, a private mapping or a
- * range past the BO's end.
+ * range past the BO's end; -EACCES for a writable mapping of a read-only
+ * import.
  */
 int mcp_ctx_mmap(struct mcp_ctx *ctx, struct vm_area_struct *vma)
 {
@@ -515,16 +516,10 @@ int mcp_ctx_mmap(struct mcp_ctx *ctx, struct vm_area_struct *vma)
 	if (!bo)
 		return -EINVAL;
 
-	if (bo->kind == MCP_BO_KIND_IMPORT) {
-		if (!(vma->vm_flags & VM_SHARED))
-			ret = -EINVAL;
-		else
-			/* The exporter maps it; the VMA then holds the dma-buf. */
-			ret = dma_buf_mmap(bo->dmabuf, vma,
-					   vma->vm_pgoff & MCP_BO_MMAP_PGMASK);
-	} else {
+	if (bo->kind == MCP_BO_KIND_IMPORT)
+		ret = mcp_bo_mmap_import(bo, vma);
+	else
 		ret = mcp_bo_mmap(bo, vma);
-	}
 	mcp_bo_put(bo);
 	return ret;
 }

@@ -1259,8 +1259,88 @@ TEST_F(bo, vgem_prime_both_ways)
 	close(drm);
 	EXPECT_TRUE(counters_zero(_metadata));
 }
+
+/*
+ * A dma-buf exported read-only (PRIME without DRM_RDWR) stays read-only
+ * through MCP: mmap(PROT_WRITE) and mprotect() to writable are -EACCES,
+ * as for the dma-buf fd itself, and it is no DMA destination (-EACCES);
+ * reading it works.  Imported on the host context, which takes any
+ * dma-buf.
+ */
+TEST_F(bo, vgem_read_only_import_stays_read_only)
+{
+	struct drm_mode_create_dumb cd = { .width = 1024, .height = 4, .bpp = 32 };
+	struct mcp_dma_submit s;
+	struct mcp_bo_info info;
+	unsigned char *v, *m;
+	int drm, ret, pfd;
+	__u32 ih, h;
+	size_t len;
+
+	ret = load_vgem();
+	if (ret)
+		SKIP(return, "vgem cannot be loaded (%s): the image lacks %s",
+		     strerror(-ret), VGEM_MODULES_DIR);
+	for (int i = 0; i < 100 && (drm = drmOpen("vgem", NULL)) < 0; i++)
+		usleep(20000);
+	ASSERT_LE(0, drm) TH_LOG("vgem is loaded but drmOpen(\"vgem\") fails");
+	ASSERT_EQ(0, drmIoctl(drm, DRM_IOCTL_MODE_CREATE_DUMB, &cd));
+	len = cd.size;
+	v = vgem_map(drm, cd.handle, len);
+	ASSERT_NE(NULL, v);
+	fill(v, len, 21);
+	ASSERT_EQ(0, drmPrimeHandleToFD(drm, cd.handle, DRM_CLOEXEC, &pfd));
+	ASSERT_EQ(O_RDONLY, fcntl(pfd, F_GETFL) & O_ACCMODE);
+	/* The kernel's rule for the dma-buf fd itself. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0));
+	EXPECT_EQ(EACCES, errno);
+
+	ASSERT_EQ(0, bo_import(self->fd, pfd, &ih, NULL));
+	close(pfd);
+	ASSERT_EQ(0, bo_info(self->fd, ih, &info));
+	ASSERT_NE(MCP_BO_NO_MMAP, info.mmap_offset);
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, info.mmap_offset);
+	EXPECT_EQ(MAP_FAILED, m) {
+		m[0] = 0;
+		munmap(m, len);
+		TH_LOG("a read-only dma-buf was mapped writable (and written)");
+	}
+	if (m == MAP_FAILED)
+		EXPECT_EQ(EACCES, errno);
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, self->fd, info.mmap_offset);
+	ASSERT_NE(MAP_FAILED, m);
+	EXPECT_TRUE(check(m, len, 21));
+	EXPECT_EQ(-1, mprotect(m, len, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(EACCES, errno);
+	munmap(m, len);
+
+	/* No DMA into it; out of it is fine. */
+	ASSERT_EQ(0, bo_create(self->fd, len, 0, 0, &h));
+	memset(&s, 0, sizeof(s));
+	s.size = sizeof(s);
+	s.engine = MCP_ENGINE_CPU;
+	s.src_handle = h;
+	s.dst_handle = ih;
+	s.length = len;
+	s.out_fence = -1;
+	EXPECT_EQ(-EACCES, mcp_ioctl(self->fd, MCP_IOC_DMA_SUBMIT, &s));
+	s.src_handle = ih;
+	s.dst_handle = h;
+	EXPECT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_DMA_SUBMIT, &s));
+	EXPECT_TRUE(check(v, len, 21));
+	EXPECT_EQ(0, bo_destroy(self->fd, h));
+	EXPECT_EQ(0, bo_destroy(self->fd, ih));
+	munmap(v, len);
+	close(drm);
+	EXPECT_TRUE(counters_zero(_metadata));
+}
 #else
 TEST_F(bo, vgem_prime_both_ways)
+{
+	SKIP(return, "built without libdrm (scripts/install-deps.sh installs libdrm-dev)");
+}
+
+TEST_F(bo, vgem_read_only_import_stays_read_only)
 {
 	SKIP(return, "built without libdrm (scripts/install-deps.sh installs libdrm-dev)");
 }
