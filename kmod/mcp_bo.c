@@ -26,6 +26,8 @@
 #include <linux/dma-direct.h>
 #include <linux/dma-mapping.h>
 #include <linux/highmem.h>
+#include <linux/hugetlb_inline.h>
+#include <linux/magic.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/nodemask.h>
@@ -369,26 +371,77 @@ err_free_bo:
 	return ERR_PTR(ret);
 }
 
-/* Pins every page of [addr, addr + length) or none. */
+/*
+ * A long-term pin is allowed only of memory no file system writes back,
+ * as io_uring allows: anonymous, shmem (tmpfs, memfd, shared anonymous,
+ * SysV shm) and hugetlbfs.  shmem_file() and is_file_hugepages() need
+ * symbols 6.1 does not export to modules (shmem_mapping(),
+ * hugetlbfs_file_operations), so shmem is told by its superblock's magic
+ * and hugetlb by VM_HUGETLB.  PFN and I/O mappings are left to GUP, which
+ * refuses them with -EFAULT.
+ */
+static bool mcp_bo_vma_pinnable(struct vm_area_struct *vma)
+{
+	if (vma->vm_flags & (VM_IO | VM_PFNMAP))
+		return true;
+	if (vma_is_anonymous(vma) || is_vm_hugetlb_page(vma))
+		return true;
+	return vma->vm_file &&
+	       file_inode(vma->vm_file)->i_sb->s_magic == TMPFS_MAGIC;
+}
+
+/* -EFAULT for a hole in [addr, addr + len), -EOPNOTSUPP for a file VMA. */
+static int mcp_bo_check_vmas(struct mm_struct *mm, u64 addr, u64 len)
+{
+	struct vm_area_struct *vma;
+	u64 end = addr + len;
+
+	mmap_assert_locked(mm);
+
+	if (end < addr)
+		return -EFAULT;
+	for (; addr < end; addr = vma->vm_end) {
+		vma = find_vma(mm, addr);
+		if (!vma || vma->vm_start > addr)
+			return -EFAULT;
+		if (!mcp_bo_vma_pinnable(vma))
+			return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/*
+ * Pins every page of [addr, addr + length) or none, under the mmap_lock
+ * held across the VMA check so the check still holds for what is pinned.
+ */
 static int mcp_bo_pin(struct mcp_bo *bo, u64 addr)
 {
+	struct mm_struct *mm = current->mm;
 	unsigned int gup = FOLL_LONGTERM;
 	unsigned long pinned = 0;
-	int n;
+	long n;
+	int ret;
 
 	if (bo->flags & MCP_BO_USERPTR_WRITE)
 		gup |= FOLL_WRITE;
 
-	while (pinned < bo->npages) {
-		n = pin_user_pages_fast(addr + (pinned << PAGE_SHIFT),
-					min_t(unsigned long, bo->npages - pinned,
-					      INT_MAX),
-					gup, bo->pages + pinned);
-		if (n <= 0) {
-			unpin_user_pages(bo->pages, pinned);
-			return n ? n : -EFAULT;
-		}
-		pinned += n;
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	ret = mcp_bo_check_vmas(mm, addr, bo->length);
+	while (!ret && pinned < bo->npages) {
+		n = mcp_pin_user_pages(addr + (pinned << PAGE_SHIFT),
+				       min_t(unsigned long,
+					     bo->npages - pinned, INT_MAX),
+				       gup, bo->pages + pinned);
+		if (n <= 0)
+			ret = n ? n : -EFAULT;
+		else
+			pinned += n;
+	}
+	mmap_read_unlock(mm);
+	if (ret) {
+		unpin_user_pages(bo->pages, pinned);
+		return ret;
 	}
 	mcp_counter_add(MCP_CTR_BO_PINNED_PAGES, bo->npages);
 	return 0;
@@ -416,8 +469,10 @@ static void mcp_bo_uncharge(struct mcp_bo *bo)
  * @flags:	MCP_BO_USERPTR_*
  *
  * Return: the BO with one reference, or an ERR_PTR: -ENOMEM over
- * RLIMIT_MEMLOCK, -EFAULT for memory that cannot be pinned, -EIO for
- * memory the device cannot address.
+ * RLIMIT_MEMLOCK, -EFAULT for memory that cannot be pinned, -EOPNOTSUPP
+ * for a mapping of a file that is not shmem or hugetlbfs
+ * (mcp_bo_vma_pinnable()), -EINTR for a fatal signal, -EIO for memory the
+ * device cannot address.
  */
 struct mcp_bo *mcp_bo_create_userptr(struct mcp_dev *mdev, u64 addr,
 				     u64 length, u32 flags)

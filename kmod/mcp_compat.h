@@ -37,6 +37,18 @@ static inline void mcp_vm_flags_clear(struct vm_area_struct *vma,
 	vma->vm_flags &= ~flags;
 }
 
+/*
+ * pin_user_pages() takes a vmas array up to 6.4; 6.5 dropped it, and this
+ * becomes pin_user_pages(start, nr_pages, gup_flags, pages) there.
+ */
+static inline long mcp_pin_user_pages(unsigned long start,
+				      unsigned long nr_pages,
+				      unsigned int gup_flags,
+				      struct page **pages)
+{
+	return pin_user_pages(start, nr_pages, gup_flags, pages, NULL);
+}
+
 /* eventfd_signal() takes a count up to 6.7; 6.8 dropped it. */
 static inline void mcp_eventfd_signal(struct eventfd_ctx *ctx)
 {

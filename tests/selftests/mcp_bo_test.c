@@ -12,7 +12,9 @@
 #include "mcp_dev.h"
 
 #include <linux/dma-buf.h>
+#include <linux/memfd.h>
 #include <pthread.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -732,6 +734,72 @@ TEST_F(bo, userptr_read_only_memory)
 	EXPECT_EQ(4, mcp_counter("bo_pinned_pages"));
 	EXPECT_EQ(0, bo_destroy(self->ctx, h));
 	munmap(mem, 4 * self->pg);
+	EXPECT_TRUE(counters_zero(_metadata));
+}
+
+/*
+ * Long-term pins only of anonymous, shmem and hugetlbfs memory, as
+ * io_uring: a shared or private mapping of a regular file on a file
+ * system with writeback (ramfs here, as the VM's root is tmpfs) is
+ * -EOPNOTSUPP, for reading and for writing; memfd (shmem) and anonymous
+ * shared memory pin.
+ */
+TEST_F(bo, userptr_file_backed_refused)
+{
+	char dir[] = "/tmp/mcp_bo_ramfs.XXXXXX", path[64];
+	size_t len = 4 * self->pg;
+	unsigned char *mem;
+	int fd, mfd;
+	__u32 h;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	if (mount("none", dir, "ramfs", 0, NULL)) {
+		rmdir(dir);
+		SKIP(return, "cannot mount ramfs: %s", strerror(errno));
+	}
+	snprintf(path, sizeof(path), "%s/file", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, len));
+	for (int shared = 0; shared < 2; shared++) {
+		mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			   shared ? MAP_SHARED : MAP_PRIVATE, fd, 0);
+		ASSERT_NE(MAP_FAILED, mem);
+		memset(mem, PAT8, len);
+		for (__u32 f = 0; f <= MCP_BO_USERPTR_WRITE; f += MCP_BO_USERPTR_WRITE) {
+			int ret = bo_userptr(self->ctx, mem, len, f, &h);
+
+			EXPECT_EQ(-EOPNOTSUPP, ret)
+				TH_LOG("%s file mapping, flags 0x%x", shared ? "shared" : "private", f);
+			if (!ret)
+				bo_destroy(self->ctx, h);
+		}
+		munmap(mem, len);
+	}
+	close(fd);
+	EXPECT_EQ(0, umount(dir));
+	rmdir(dir);
+	EXPECT_EQ(0, mcp_counter("bo_pinned_pages"));
+
+	/* memfd and shared anonymous memory are shmem: they pin. */
+	mfd = syscall(SYS_memfd_create, "mcp_bo_test", MFD_CLOEXEC);
+	ASSERT_LE(0, mfd);
+	ASSERT_EQ(0, ftruncate(mfd, len));
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	ASSERT_NE(MAP_FAILED, mem);
+	memset(mem, PAT8, len);
+	USERPTR_OR_SKIP(mem, len);
+	ASSERT_EQ(0, bo_userptr(self->ctx, mem, len, MCP_BO_USERPTR_WRITE, &h));
+	EXPECT_EQ(0, bo_destroy(self->ctx, h));
+	munmap(mem, len);
+	close(mfd);
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, mem);
+	memset(mem, PAT8, len);
+	USERPTR_OR_SKIP(mem, len);
+	ASSERT_EQ(0, bo_userptr(self->ctx, mem, len, MCP_BO_USERPTR_WRITE, &h));
+	EXPECT_EQ(0, bo_destroy(self->ctx, h));
+	munmap(mem, len);
 	EXPECT_TRUE(counters_zero(_metadata));
 }
 
