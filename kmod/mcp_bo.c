@@ -32,6 +32,7 @@
 #include <linux/module.h>
 #include <linux/nodemask.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/user.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/swiotlb.h>
@@ -280,6 +281,43 @@ err_free_pages:
 	return ret;
 }
 
+/*
+ * Charges a coherent BO to the caller's user: dma_alloc_coherent() does
+ * not honour __GFP_ACCOUNT, so the memory cgroup never sees it, and it is
+ * unswappable like pinned memory.  It counts in user->locked_vm against
+ * RLIMIT_MEMLOCK, as io_uring charges its buffers, unless the caller has
+ * CAP_IPC_LOCK.  Per user rather than per mm (account_locked_vm()): the
+ * last reference of a mapped BO can go in munmap() under the mmap_lock
+ * that account_locked_vm() takes.
+ */
+static int mcp_bo_charge_user(struct mcp_bo *bo)
+{
+	long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	struct user_struct *user = current_user();
+	long cur, new;
+
+	if (capable(CAP_IPC_LOCK))
+		return 0;
+	cur = atomic_long_read(&user->locked_vm);
+	do {
+		new = cur + bo->npages;
+		if (new < cur || new > limit)
+			return -ENOMEM;
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, new));
+	bo->user = get_uid(user);
+	bo->charged = bo->npages;
+	return 0;
+}
+
+static void mcp_bo_uncharge_user(struct mcp_bo *bo)
+{
+	if (!bo->user)
+		return;
+	atomic_long_sub(bo->charged, &bo->user->locked_vm);
+	free_uid(bo->user);
+	bo->user = NULL;
+}
+
 /* Coherent memory of the device; its pages are recorded for mmap. */
 static int mcp_bo_alloc_coherent(struct mcp_bo *bo)
 {
@@ -316,10 +354,15 @@ static void mcp_bo_free_coherent(struct mcp_bo *bo)
  * @flags:	MCP_BO_*, checked by the caller
  * @node:	an online node for the pages; NUMA_NO_NODE: any
  *
+ * Pages come with __GFP_ACCOUNT (the memory cgroup); coherent memory,
+ * which dma_alloc_coherent() does not charge there, is charged to the
+ * caller's user against RLIMIT_MEMLOCK instead (mcp_bo_charge_user()).
+ *
  * Return: the BO with one reference, or an ERR_PTR: -ENOMEM when @node
  * has not the memory (or no free 2 MiB pages, or none the device can
- * address), or when coherent memory of the device is not on @node and
- * MCP_BO_NODE asked for it.
+ * address), when coherent memory of the device is not on @node and
+ * MCP_BO_NODE asked for it, or when coherent memory would exceed
+ * RLIMIT_MEMLOCK.
  */
 struct mcp_bo *mcp_bo_create_kernel(struct mcp_dev *mdev, u64 length,
 				    u32 flags, int node)
@@ -336,9 +379,12 @@ struct mcp_bo *mcp_bo_create_kernel(struct mcp_dev *mdev, u64 length,
 		goto err_free_bo;
 
 	if (coherent) {
-		ret = mcp_bo_alloc_coherent(bo);
+		ret = mcp_bo_charge_user(bo);
 		if (ret)
 			goto err_free_bo;
+		ret = mcp_bo_alloc_coherent(bo);
+		if (ret)
+			goto err_uncharge;
 		bo->node = mcp_bo_pages_node(bo);
 		if ((flags & MCP_BO_NODE) && bo->node != node) {
 			ret = -ENOMEM;
@@ -366,6 +412,8 @@ err_free_pages:
 err_free_coherent:
 	mcp_bo_free_coherent(bo);
 	mcp_counter_add(MCP_CTR_BO_KERNEL_PAGES, -(s64)bo->npages);
+err_uncharge:
+	mcp_bo_uncharge_user(bo);
 err_free_bo:
 	mcp_bo_free(bo);
 	return ERR_PTR(ret);
@@ -607,6 +655,7 @@ static void mcp_bo_release(struct kref *ref)
 			vunmap(bo->vaddr);
 		if (bo->coherent) {
 			mcp_bo_free_coherent(bo);
+			mcp_bo_uncharge_user(bo);
 		} else {
 			mcp_bo_dma_unmap_pages(bo);
 			mcp_bo_free_pages(bo->pages, bo->npages);

@@ -47,7 +47,9 @@
  * @coherent:	coherent DMA memory for @mdev: kernel address
  * @coherent_dma: and bus address
  * @mm:		user-pointer BOs: the mm charged for the pinned pages
- * @charged:	pages charged to @mm's RLIMIT_MEMLOCK
+ * @user:	coherent BOs: the user charged for them, NULL when the
+ *		creator had CAP_IPC_LOCK
+ * @charged:	pages charged to @mm's or @user's RLIMIT_MEMLOCK
  * @dmabuf:	imported BOs: the dma-buf (a file reference)
  * @read_only:	imported BOs: the dma-buf's file is not open for writing;
  *		never written through MCP (mcp_bo_writable())
@@ -72,6 +74,7 @@ struct mcp_bo {
 	void *coherent;
 	dma_addr_t coherent_dma;
 	struct mm_struct *mm;
+	struct user_struct *user;
 	unsigned long charged;
 	struct dma_buf *dmabuf;
 	bool read_only;

@@ -911,6 +911,54 @@ TEST_F(bo, userptr_rlimit_memlock)
 	EXPECT_TRUE(counters_zero(_metadata));
 }
 
+/*
+ * Coherent DMA memory is not charged to the memory cgroup by
+ * dma_alloc_coherent(), so it is charged to RLIMIT_MEMLOCK, as pinned
+ * user pages are: over the limit without CAP_IPC_LOCK is -ENOMEM,
+ * destroying a BO gives the room back.
+ */
+TEST_F(bo, coherent_charged_to_memlock)
+{
+	struct rlimit rl = { 16 * self->pg, 16 * self->pg };
+	int status;
+	pid_t pid;
+
+	if (!variant->device)
+		SKIP(return, "coherent BOs need a device context");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		__u32 a, b, c;
+
+		if (mcp_drop_cap(CAP_IPC_LOCK) || setrlimit(RLIMIT_MEMLOCK, &rl))
+			_exit(91);
+		if (bo_create(self->ctx, 32 * self->pg, MCP_BO_COHERENT, 0, &a) != -ENOMEM)
+			_exit(1);
+		if (bo_create(self->ctx, 8 * self->pg, MCP_BO_COHERENT, 0, &a) ||
+		    bo_create(self->ctx, 8 * self->pg, MCP_BO_COHERENT, 0, &b))
+			_exit(2);
+		if (bo_create(self->ctx, self->pg, MCP_BO_COHERENT, 0, &c) != -ENOMEM)
+			_exit(3);
+		/* Plain kernel BOs are charged to the memory cgroup instead. */
+		if (bo_create(self->ctx, 32 * self->pg, 0, 0, &c) || bo_destroy(self->ctx, c))
+			_exit(4);
+		if (bo_destroy(self->ctx, a) ||
+		    bo_create(self->ctx, 8 * self->pg, MCP_BO_COHERENT, 0, &c))
+			_exit(5);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("step %d: %s", WEXITSTATUS(status),
+		       WEXITSTATUS(status) == 1 ? "32 pages of coherent memory over a 16-page RLIMIT_MEMLOCK were not refused" :
+		       WEXITSTATUS(status) == 3 ? "a page over the limit was not refused" : "see the test");
+	/* The child's BOs live on this fd (shared): destroy them by closing. */
+	close(self->ctx);
+	self->ctx = -1;
+	EXPECT_TRUE(counters_zero(_metadata));
+}
+
 /* With CAP_IPC_LOCK the limit does not apply. */
 TEST_F(bo, userptr_cap_ipc_lock_bypasses_limit)
 {
