@@ -83,16 +83,23 @@ static int mcp_ctx_check_dev(struct mcp_ctx *ctx)
 	return ctx->mdev && READ_ONCE(ctx->mdev->gone) ? -ENODEV : 0;
 }
 
-/* Reserves a handle for @bo; published by mcp_ctx_publish_bo(). */
+/*
+ * Reserves a handle for @bo; published by mcp_ctx_publish_bo().  Handles
+ * are given out cyclically, as graph handles: worker jobs name BOs by
+ * handle, so a destroyed BO's handle must not name a new BO at once.
+ */
 static int mcp_ctx_reserve_handle(struct mcp_ctx *ctx, u32 *handle)
 {
 	int ret;
 
 	mutex_lock(&ctx->lock);
-	ret = xa_alloc(&ctx->bos, handle, NULL,
-		       XA_LIMIT(1, MCP_BO_HANDLE_MAX), GFP_KERNEL_ACCOUNT);
+	ret = xa_alloc_cyclic(&ctx->bos, handle, NULL,
+			      XA_LIMIT(1, MCP_BO_HANDLE_MAX), &ctx->next_bo,
+			      GFP_KERNEL_ACCOUNT);
 	mutex_unlock(&ctx->lock);
-	return ret == -EBUSY ? -ENOSPC : ret;
+	if (ret < 0)
+		return ret == -EBUSY ? -ENOSPC : ret;
+	return 0;
 }
 
 /* After the copy back: store @bo under @handle, or drop both. */

@@ -353,6 +353,32 @@ TEST_F(bo, create_info_destroy)
 	EXPECT_TRUE(counters_zero(_metadata));
 }
 
+/*
+ * BO handles are given out cyclically, as graph handles: a destroyed
+ * BO's handle is not handed out again at once, so a worker job that
+ * names a BO by handle cannot reach a new BO that took the old one's.
+ */
+TEST_F(bo, handles_not_reused_at_once)
+{
+	__u32 h[8], again;
+
+	for (int i = 0; i < 8; i++)
+		ASSERT_EQ(0, bo_create(self->ctx, self->pg, 0, 0, &h[i]));
+	for (int i = 0; i < 8; i++) {
+		EXPECT_EQ(0, bo_destroy(self->ctx, h[i]));
+		ASSERT_EQ(0, bo_create(self->ctx, self->pg, 0, 0, &again));
+		for (int j = 0; j <= i; j++)
+			EXPECT_NE(h[j], again) TH_LOG("handle %u of a destroyed BO came back", again);
+		for (int j = i + 1; j < 8; j++)
+			EXPECT_NE(h[j], again);
+		EXPECT_LT(h[7], again);
+		h[i] = again;
+	}
+	for (int i = 0; i < 8; i++)
+		EXPECT_EQ(0, bo_destroy(self->ctx, h[i]));
+	EXPECT_TRUE(counters_zero(_metadata));
+}
+
 TEST_F(bo, create_lengths_rounded_up)
 {
 	static const __u64 in[] = { 1, 4095, 4096, 4097, 3 * 4096 + 1 };
@@ -419,10 +445,14 @@ TEST_F(bo, create_failed_copy_leaks_nothing)
 	ASSERT_EQ(0, mprotect(page, self->pg, PROT_READ));
 	EXPECT_EQ(-EFAULT, mcp_ioctl(self->ctx, MCP_IOC_BO_CREATE, c));
 	EXPECT_TRUE(counters_zero(_metadata));
-	/* Handle 1 was reserved and dropped: free again, and nothing is behind it. */
+	/*
+	 * Handle 1 was reserved and dropped: nothing is behind it, and (handles
+	 * being cyclic) the next BO gets handle 2.
+	 */
 	EXPECT_EQ(-ENOENT, bo_info(self->ctx, 1, &info));
 	ASSERT_EQ(0, bo_create(self->ctx, 4096, 0, 0, &h));
-	EXPECT_EQ(1, h);
+	EXPECT_EQ(2, h);
+	EXPECT_EQ(-ENOENT, bo_info(self->ctx, 1, &info));
 	EXPECT_EQ(0, bo_destroy(self->ctx, h));
 	munmap(page, 2 * self->pg);
 }
