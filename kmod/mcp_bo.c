@@ -26,10 +26,13 @@
 #include <linux/dma-direct.h>
 #include <linux/dma-mapping.h>
 #include <linux/highmem.h>
+#include <linux/hugetlb_inline.h>
+#include <linux/magic.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/nodemask.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/user.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/swiotlb.h>
@@ -278,6 +281,43 @@ err_free_pages:
 	return ret;
 }
 
+/*
+ * Charges a coherent BO to the caller's user: dma_alloc_coherent() does
+ * not honour __GFP_ACCOUNT, so the memory cgroup never sees it, and it is
+ * unswappable like pinned memory.  It counts in user->locked_vm against
+ * RLIMIT_MEMLOCK, as io_uring charges its buffers, unless the caller has
+ * CAP_IPC_LOCK.  Per user rather than per mm (account_locked_vm()): the
+ * last reference of a mapped BO can go in munmap() under the mmap_lock
+ * that account_locked_vm() takes.
+ */
+static int mcp_bo_charge_user(struct mcp_bo *bo)
+{
+	long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	struct user_struct *user = current_user();
+	long cur, new;
+
+	if (capable(CAP_IPC_LOCK))
+		return 0;
+	cur = atomic_long_read(&user->locked_vm);
+	do {
+		new = cur + bo->npages;
+		if (new < cur || new > limit)
+			return -ENOMEM;
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, new));
+	bo->user = get_uid(user);
+	bo->charged = bo->npages;
+	return 0;
+}
+
+static void mcp_bo_uncharge_user(struct mcp_bo *bo)
+{
+	if (!bo->user)
+		return;
+	atomic_long_sub(bo->charged, &bo->user->locked_vm);
+	free_uid(bo->user);
+	bo->user = NULL;
+}
+
 /* Coherent memory of the device; its pages are recorded for mmap. */
 static int mcp_bo_alloc_coherent(struct mcp_bo *bo)
 {
@@ -314,10 +354,15 @@ static void mcp_bo_free_coherent(struct mcp_bo *bo)
  * @flags:	MCP_BO_*, checked by the caller
  * @node:	an online node for the pages; NUMA_NO_NODE: any
  *
+ * Pages come with __GFP_ACCOUNT (the memory cgroup); coherent memory,
+ * which dma_alloc_coherent() does not charge there, is charged to the
+ * caller's user against RLIMIT_MEMLOCK instead (mcp_bo_charge_user()).
+ *
  * Return: the BO with one reference, or an ERR_PTR: -ENOMEM when @node
  * has not the memory (or no free 2 MiB pages, or none the device can
- * address), or when coherent memory of the device is not on @node and
- * MCP_BO_NODE asked for it.
+ * address), when coherent memory of the device is not on @node and
+ * MCP_BO_NODE asked for it, or when coherent memory would exceed
+ * RLIMIT_MEMLOCK.
  */
 struct mcp_bo *mcp_bo_create_kernel(struct mcp_dev *mdev, u64 length,
 				    u32 flags, int node)
@@ -334,9 +379,12 @@ struct mcp_bo *mcp_bo_create_kernel(struct mcp_dev *mdev, u64 length,
 		goto err_free_bo;
 
 	if (coherent) {
-		ret = mcp_bo_alloc_coherent(bo);
+		ret = mcp_bo_charge_user(bo);
 		if (ret)
 			goto err_free_bo;
+		ret = mcp_bo_alloc_coherent(bo);
+		if (ret)
+			goto err_uncharge;
 		bo->node = mcp_bo_pages_node(bo);
 		if ((flags & MCP_BO_NODE) && bo->node != node) {
 			ret = -ENOMEM;
@@ -364,31 +412,84 @@ err_free_pages:
 err_free_coherent:
 	mcp_bo_free_coherent(bo);
 	mcp_counter_add(MCP_CTR_BO_KERNEL_PAGES, -(s64)bo->npages);
+err_uncharge:
+	mcp_bo_uncharge_user(bo);
 err_free_bo:
 	mcp_bo_free(bo);
 	return ERR_PTR(ret);
 }
 
-/* Pins every page of [addr, addr + length) or none. */
+/*
+ * A long-term pin is allowed only of memory no file system writes back,
+ * as io_uring allows: anonymous, shmem (tmpfs, memfd, shared anonymous,
+ * SysV shm) and hugetlbfs.  shmem_file() and is_file_hugepages() need
+ * symbols 6.1 does not export to modules (shmem_mapping(),
+ * hugetlbfs_file_operations), so shmem is told by its superblock's magic
+ * and hugetlb by VM_HUGETLB.  PFN and I/O mappings are left to GUP, which
+ * refuses them with -EFAULT.
+ */
+static bool mcp_bo_vma_pinnable(struct vm_area_struct *vma)
+{
+	if (vma->vm_flags & (VM_IO | VM_PFNMAP))
+		return true;
+	if (vma_is_anonymous(vma) || is_vm_hugetlb_page(vma))
+		return true;
+	return vma->vm_file &&
+	       file_inode(vma->vm_file)->i_sb->s_magic == TMPFS_MAGIC;
+}
+
+/* -EFAULT for a hole in [addr, addr + len), -EOPNOTSUPP for a file VMA. */
+static int mcp_bo_check_vmas(struct mm_struct *mm, u64 addr, u64 len)
+{
+	struct vm_area_struct *vma;
+	u64 end = addr + len;
+
+	mmap_assert_locked(mm);
+
+	if (end < addr)
+		return -EFAULT;
+	for (; addr < end; addr = vma->vm_end) {
+		vma = find_vma(mm, addr);
+		if (!vma || vma->vm_start > addr)
+			return -EFAULT;
+		if (!mcp_bo_vma_pinnable(vma))
+			return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/*
+ * Pins every page of [addr, addr + length) or none, under the mmap_lock
+ * held across the VMA check so the check still holds for what is pinned.
+ */
 static int mcp_bo_pin(struct mcp_bo *bo, u64 addr)
 {
+	struct mm_struct *mm = current->mm;
 	unsigned int gup = FOLL_LONGTERM;
 	unsigned long pinned = 0;
-	int n;
+	long n;
+	int ret;
 
 	if (bo->flags & MCP_BO_USERPTR_WRITE)
 		gup |= FOLL_WRITE;
 
-	while (pinned < bo->npages) {
-		n = pin_user_pages_fast(addr + (pinned << PAGE_SHIFT),
-					min_t(unsigned long, bo->npages - pinned,
-					      INT_MAX),
-					gup, bo->pages + pinned);
-		if (n <= 0) {
-			unpin_user_pages(bo->pages, pinned);
-			return n ? n : -EFAULT;
-		}
-		pinned += n;
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	ret = mcp_bo_check_vmas(mm, addr, bo->length);
+	while (!ret && pinned < bo->npages) {
+		n = mcp_pin_user_pages(addr + (pinned << PAGE_SHIFT),
+				       min_t(unsigned long,
+					     bo->npages - pinned, INT_MAX),
+				       gup, bo->pages + pinned);
+		if (n <= 0)
+			ret = n ? n : -EFAULT;
+		else
+			pinned += n;
+	}
+	mmap_read_unlock(mm);
+	if (ret) {
+		unpin_user_pages(bo->pages, pinned);
+		return ret;
 	}
 	mcp_counter_add(MCP_CTR_BO_PINNED_PAGES, bo->npages);
 	return 0;
@@ -416,8 +517,10 @@ static void mcp_bo_uncharge(struct mcp_bo *bo)
  * @flags:	MCP_BO_USERPTR_*
  *
  * Return: the BO with one reference, or an ERR_PTR: -ENOMEM over
- * RLIMIT_MEMLOCK, -EFAULT for memory that cannot be pinned, -EIO for
- * memory the device cannot address.
+ * RLIMIT_MEMLOCK, -EFAULT for memory that cannot be pinned, -EOPNOTSUPP
+ * for a mapping of a file that is not shmem or hugetlbfs
+ * (mcp_bo_vma_pinnable()), -EINTR for a fatal signal, -EIO for memory the
+ * device cannot address.
  */
 struct mcp_bo *mcp_bo_create_userptr(struct mcp_dev *mdev, u64 addr,
 				     u64 length, u32 flags)
@@ -472,6 +575,10 @@ err_free_bo:
  * @mdev:	the context's device, NULL on the host context
  * @fd:		the dma-buf fd
  *
+ * A dma-buf whose file is not open for writing (a PRIME export without
+ * DRM_RDWR, say) keeps that mode: the BO is mapped for the device
+ * DMA_TO_DEVICE and mcp_bo_writable() says no.
+ *
  * Return: the BO with one reference, or an ERR_PTR: -EBADF for a bad fd,
  * -EINVAL for one that is not a dma-buf or has an unusable size, -EIO on
  * a device that cannot address all memory by itself (no IOMMU, no bounce
@@ -501,6 +608,9 @@ struct mcp_bo *mcp_bo_create_import(struct mcp_dev *mdev, int fd)
 	}
 	lockdep_set_class(&bo->lock, &mcp_bo_import_lock_key);
 	bo->dmabuf = dmabuf;
+	bo->read_only = !(dmabuf->file->f_mode & FMODE_WRITE);
+	if (bo->read_only)
+		bo->dir = DMA_TO_DEVICE;
 
 	if (mdev) {
 		if (mcp_bo_dev_direct(mcp_bo_dev(bo)) &&
@@ -545,6 +655,7 @@ static void mcp_bo_release(struct kref *ref)
 			vunmap(bo->vaddr);
 		if (bo->coherent) {
 			mcp_bo_free_coherent(bo);
+			mcp_bo_uncharge_user(bo);
 		} else {
 			mcp_bo_dma_unmap_pages(bo);
 			mcp_bo_free_pages(bo->pages, bo->npages);
@@ -590,11 +701,20 @@ u64 mcp_bo_length(const struct mcp_bo *bo)
 	return bo->length;
 }
 
-/* Kernel BOs and imports are writable; user pointers only if pinned so. */
+/*
+ * Kernel BOs are writable; user pointers only if pinned so, imports only
+ * if their dma-buf's file is open for writing.
+ */
 bool mcp_bo_writable(const struct mcp_bo *bo)
 {
-	return bo->kind != MCP_BO_KIND_USERPTR ||
-	       (bo->flags & MCP_BO_USERPTR_WRITE);
+	switch (bo->kind) {
+	case MCP_BO_KIND_USERPTR:
+		return bo->flags & MCP_BO_USERPTR_WRITE;
+	case MCP_BO_KIND_IMPORT:
+		return !bo->read_only;
+	default:
+		return true;
+	}
 }
 
 void *mcp_bo_vaddr(struct mcp_bo *bo)
@@ -755,6 +875,31 @@ int mcp_bo_mmap(struct mcp_bo *bo, struct vm_area_struct *vma)
 	vma->vm_ops = &mcp_bo_vm_ops;
 	mcp_bo_vm_open(vma);
 	return 0;
+}
+
+/**
+ * mcp_bo_mmap_import() - map an imported BO through its exporter
+ * @bo:		the imported BO
+ * @vma:	a shared VMA; its page offset, masked with MCP_BO_MMAP_PGMASK,
+ *		is the first page of the dma-buf to map
+ *
+ * A read-only import is mapped as its dma-buf's fd would be: a writable
+ * mapping is -EACCES and a read-only one cannot be made writable with
+ * mprotect().  The VMA then holds the dma-buf's file.
+ *
+ * Return: 0, -EINVAL for a private mapping, -EACCES, or dma_buf_mmap()'s
+ * error.
+ */
+int mcp_bo_mmap_import(struct mcp_bo *bo, struct vm_area_struct *vma)
+{
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (bo->read_only) {
+		if (vma->vm_flags & VM_WRITE)
+			return -EACCES;
+		mcp_vm_flags_clear(vma, VM_MAYWRITE);
+	}
+	return dma_buf_mmap(bo->dmabuf, vma, vma->vm_pgoff & MCP_BO_MMAP_PGMASK);
 }
 
 static struct sg_table *mcp_dmabuf_map(struct dma_buf_attachment *attach,

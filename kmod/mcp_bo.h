@@ -47,8 +47,12 @@
  * @coherent:	coherent DMA memory for @mdev: kernel address
  * @coherent_dma: and bus address
  * @mm:		user-pointer BOs: the mm charged for the pinned pages
- * @charged:	pages charged to @mm's RLIMIT_MEMLOCK
+ * @user:	coherent BOs: the user charged for them, NULL when the
+ *		creator had CAP_IPC_LOCK
+ * @charged:	pages charged to @mm's or @user's RLIMIT_MEMLOCK
  * @dmabuf:	imported BOs: the dma-buf (a file reference)
+ * @read_only:	imported BOs: the dma-buf's file is not open for writing;
+ *		never written through MCP (mcp_bo_writable())
  * @attach:	imported BOs on a device context: the attachment
  * @import_sgt:	and its mapping
  * @lock:	guards @vaddr and @map
@@ -70,8 +74,10 @@ struct mcp_bo {
 	void *coherent;
 	dma_addr_t coherent_dma;
 	struct mm_struct *mm;
+	struct user_struct *user;
 	unsigned long charged;
 	struct dma_buf *dmabuf;
+	bool read_only;
 	struct dma_buf_attachment *attach;
 	struct sg_table *import_sgt;
 	struct mutex lock;	/* see above */
@@ -115,5 +121,6 @@ struct mcp_bo *mcp_bo_create_userptr(struct mcp_dev *mdev, u64 addr,
 struct mcp_bo *mcp_bo_create_import(struct mcp_dev *mdev, int fd);
 struct dma_buf *mcp_bo_export(struct mcp_bo *bo);
 int mcp_bo_mmap(struct mcp_bo *bo, struct vm_area_struct *vma);
+int mcp_bo_mmap_import(struct mcp_bo *bo, struct vm_area_struct *vma);
 
 #endif /* _MCP_BO_H */

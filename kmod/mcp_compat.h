@@ -23,12 +23,30 @@
 
 /*
  * vm_flags is written directly up to 6.2; 6.3 made it read-only behind
- * vm_flags_set(), which is what this becomes there.
+ * vm_flags_set() and vm_flags_clear(), which is what these become there.
  */
 static inline void mcp_vm_flags_set(struct vm_area_struct *vma,
 				    vm_flags_t flags)
 {
 	vma->vm_flags |= flags;
+}
+
+static inline void mcp_vm_flags_clear(struct vm_area_struct *vma,
+				      vm_flags_t flags)
+{
+	vma->vm_flags &= ~flags;
+}
+
+/*
+ * pin_user_pages() takes a vmas array up to 6.4; 6.5 dropped it, and this
+ * becomes pin_user_pages(start, nr_pages, gup_flags, pages) there.
+ */
+static inline long mcp_pin_user_pages(unsigned long start,
+				      unsigned long nr_pages,
+				      unsigned int gup_flags,
+				      struct page **pages)
+{
+	return pin_user_pages(start, nr_pages, gup_flags, pages, NULL);
 }
 
 /* eventfd_signal() takes a count up to 6.7; 6.8 dropped it. */

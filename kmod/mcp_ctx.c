@@ -83,16 +83,23 @@ static int mcp_ctx_check_dev(struct mcp_ctx *ctx)
 	return ctx->mdev && READ_ONCE(ctx->mdev->gone) ? -ENODEV : 0;
 }
 
-/* Reserves a handle for @bo; published by mcp_ctx_publish_bo(). */
+/*
+ * Reserves a handle for @bo; published by mcp_ctx_publish_bo().  Handles
+ * are given out cyclically, as graph handles: worker jobs name BOs by
+ * handle, so a destroyed BO's handle must not name a new BO at once.
+ */
 static int mcp_ctx_reserve_handle(struct mcp_ctx *ctx, u32 *handle)
 {
 	int ret;
 
 	mutex_lock(&ctx->lock);
-	ret = xa_alloc(&ctx->bos, handle, NULL,
-		       XA_LIMIT(1, MCP_BO_HANDLE_MAX), GFP_KERNEL_ACCOUNT);
+	ret = xa_alloc_cyclic(&ctx->bos, handle, NULL,
+			      XA_LIMIT(1, MCP_BO_HANDLE_MAX), &ctx->next_bo,
+			      GFP_KERNEL_ACCOUNT);
 	mutex_unlock(&ctx->lock);
-	return ret == -EBUSY ? -ENOSPC : ret;
+	if (ret < 0)
+		return ret == -EBUSY ? -ENOSPC : ret;
+	return 0;
 }
 
 /* After the copy back: store @bo under @handle, or drop both. */
@@ -495,7 +502,8 @@ const struct mcp_ioctl_desc *mcp_ctx_ioctl_desc(unsigned int cmd)
  *
  * Return: 0, or -EINVAL for an offset that names no BO (as for the BAR
  * regions of a device fd), a user-pointer BO, a private mapping or a
- * range past the BO's end.
+ * range past the BO's end; -EACCES for a writable mapping of a read-only
+ * import.
  */
 int mcp_ctx_mmap(struct mcp_ctx *ctx, struct vm_area_struct *vma)
 {
@@ -515,16 +523,10 @@ int mcp_ctx_mmap(struct mcp_ctx *ctx, struct vm_area_struct *vma)
 	if (!bo)
 		return -EINVAL;
 
-	if (bo->kind == MCP_BO_KIND_IMPORT) {
-		if (!(vma->vm_flags & VM_SHARED))
-			ret = -EINVAL;
-		else
-			/* The exporter maps it; the VMA then holds the dma-buf. */
-			ret = dma_buf_mmap(bo->dmabuf, vma,
-					   vma->vm_pgoff & MCP_BO_MMAP_PGMASK);
-	} else {
+	if (bo->kind == MCP_BO_KIND_IMPORT)
+		ret = mcp_bo_mmap_import(bo, vma);
+	else
 		ret = mcp_bo_mmap(bo, vma);
-	}
 	mcp_bo_put(bo);
 	return ret;
 }

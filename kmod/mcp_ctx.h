@@ -43,6 +43,8 @@ struct vm_area_struct;
  * @mdev:	the device (a reference held), NULL for the host context
  * @lock:	see the lock order above
  * @bos:	handle -> struct mcp_bo *, handles from 1
+ * @next_bo:	the next BO handle tried: given out cyclically, so that a
+ *		worker job's handle names one BO
  * @dma:	DMA state, owned by mcp_dma.c; NULL until the first use
  * @graphs:	handle -> struct mcp_graph *, handles from 1 (mcp_graph.c)
  * @next_graph: the next graph handle tried: given out cyclically, so
@@ -55,6 +57,7 @@ struct mcp_ctx {
 	struct mcp_dev *mdev;
 	struct mutex lock;	/* see the lock order above */
 	struct xarray bos;
+	u32 next_bo;
 	struct mcp_dma_ctx *dma;
 	struct xarray graphs;
 	u32 next_graph;

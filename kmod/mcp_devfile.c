@@ -36,6 +36,7 @@
 #include <linux/module.h>
 #include <linux/mount.h>
 #include <linux/pseudo_fs.h>
+#include <linux/security.h>
 #include <linux/slab.h>
 
 #include "mcp_ctx.h"
@@ -227,9 +228,12 @@ static int mcp_devfile_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (vma->vm_pgoff >= MCP_BO_MMAP_PGOFF)
 		return mcp_ctx_mmap(ctx, vma);
-	/* Raw BAR access, as sysfs resourceN. */
+	/* Raw BAR access, as sysfs resourceN: CAP_SYS_RAWIO, no lockdown. */
 	if (!capable(CAP_SYS_RAWIO))
 		return -EPERM;
+	ret = security_locked_down(LOCKDOWN_PCI_ACCESS);
+	if (ret)
+		return ret;
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
 	bar = mcp_vma_bar(vma, &wc);

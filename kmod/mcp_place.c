@@ -24,6 +24,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/capability.h>
+#include <linux/cgroup.h>
 #include <linux/cred.h>
 #include <linux/device.h>
 #include <linux/kernel.h>
@@ -76,6 +77,7 @@ void mcp_place_forget(unsigned long pid, struct mcp_place_task *pt)
 
 	xa_erase(&mcp_place_tasks, pid);
 	put_task_struct(pt->task);
+	free_cpumask_var(pt->applied);
 	free_cpumask_var(pt->orig);
 	kfree(pt);
 	mcp_counter_dec(MCP_CTR_PLACED_TASKS);
@@ -200,6 +202,59 @@ static void mcp_place_get_affinity(struct task_struct *p, struct cpumask *mask)
 	raw_spin_unlock_irqrestore(&p->pi_lock, flags);
 }
 
+/*
+ * @p is in a cpuset other than the root one.  Linux 6.1 gives modules no
+ * way to read a cpuset's CPUs (cpuset_cpus_allowed() is not exported),
+ * and a cpuset whose CPUs change can leave the task's affinity as it was,
+ * so MCP cannot tell which CPUs such a cpuset still allows.
+ */
+static bool mcp_place_in_cpuset(struct task_struct *p)
+{
+#ifdef CONFIG_CPUSETS
+	struct cgroup_subsys_state *css;
+	bool ret;
+
+	rcu_read_lock();
+	css = task_css(p, cpuset_cgrp_id);
+	ret = css && css->parent;
+	rcu_read_unlock();
+	return ret;
+#else
+	return false;
+#endif
+}
+
+/**
+ * mcp_place_base() - the CPUs a placement of a task may use
+ * @p: the task
+ * @pt: its state, or NULL when MCP has not placed it
+ * @base: returns the CPUs
+ *
+ * set_cpus_allowed_ptr() does not check cpusets, so MCP never applies a
+ * CPU the task's current affinity lacks unless MCP itself removed it: the
+ * affinity recorded at the first placement (@pt->orig) is used only while
+ * the task is in the root cpuset and its affinity is still the one MCP
+ * last applied (@pt->applied).  Otherwise something else (a cpuset, a
+ * sched_setaffinity() call) has had the last word, and the current
+ * affinity is the base and becomes the new @pt->orig: placement only
+ * narrows it and UNPLACE leaves it.
+ */
+static void mcp_place_base(struct task_struct *p, struct mcp_place_task *pt,
+			   struct cpumask *base)
+{
+	lockdep_assert_held(&mcp_place_lock);
+
+	mcp_place_get_affinity(p, base);
+	if (!pt)
+		return;
+	if (cpumask_equal(base, pt->applied) && !mcp_place_in_cpuset(p)) {
+		cpumask_copy(base, pt->orig);
+		return;
+	}
+	cpumask_copy(pt->orig, base);
+	cpumask_copy(pt->applied, base);
+}
+
 static int mcp_place_task_node(struct task_struct *p)
 {
 	return cpu_to_node(task_cpu(p));
@@ -229,8 +284,8 @@ static void mcp_place_event(struct task_struct *p, int from, int to,
  * @origin: enum mcp_place_origin, for the event
  * @flags: MCP_PLACE_* of the request (MCP_PLACE_KEEP is recorded)
  *
- * Sets the affinity to @node's CPUs intersected with the affinity the task
- * had at its first placement and sends the event.
+ * Sets the affinity to @node's CPUs intersected with mcp_place_base()'s
+ * CPUs, records it as the mask MCP applied and sends the event.
  *
  * Return: 0, -EINVAL when the intersection has no online CPU, -ENOMEM, or
  * set_cpus_allowed_ptr()'s error.
@@ -245,7 +300,8 @@ int mcp_place_apply(struct mcp_place_task *pt, int node, u32 reason,
 
 	if (!alloc_cpumask_var(&mask, GFP_KERNEL))
 		return -ENOMEM;
-	cpumask_and(mask, cpumask_of_node(node), pt->orig);
+	mcp_place_base(pt->task, pt, mask);
+	cpumask_and(mask, cpumask_of_node(node), mask);
 	if (!cpumask_intersects(mask, cpu_online_mask)) {
 		ret = -EINVAL;
 		goto out_free;
@@ -256,6 +312,7 @@ int mcp_place_apply(struct mcp_place_task *pt, int node, u32 reason,
 	if (ret)
 		goto out_free;
 
+	cpumask_copy(pt->applied, mask);
 	pt->node = node;
 	pt->last_ns = ktime_get_ns();
 	pt->keep = flags & MCP_PLACE_KEEP;
@@ -270,31 +327,37 @@ static struct mcp_place_task *mcp_place_new(struct task_struct *p,
 					    const struct cpumask *orig)
 {
 	struct mcp_place_task *pt;
-	int ret;
+	int ret = -ENOMEM;
 
 	lockdep_assert_held(&mcp_place_lock);
 
 	pt = kzalloc(sizeof(*pt), GFP_KERNEL);
 	if (!pt)
 		return ERR_PTR(-ENOMEM);
-	if (!alloc_cpumask_var(&pt->orig, GFP_KERNEL)) {
-		kfree(pt);
-		return ERR_PTR(-ENOMEM);
-	}
+	if (!alloc_cpumask_var(&pt->orig, GFP_KERNEL))
+		goto err_free_pt;
+	if (!alloc_cpumask_var(&pt->applied, GFP_KERNEL))
+		goto err_free_orig;
 	cpumask_copy(pt->orig, orig);
+	cpumask_copy(pt->applied, orig);
 	pt->node = NUMA_NO_NODE;
 	get_task_struct(p);
 	pt->task = p;
 
 	ret = xa_insert(&mcp_place_tasks, task_pid_nr(p), pt, GFP_KERNEL);
-	if (ret) {
-		put_task_struct(p);
-		free_cpumask_var(pt->orig);
-		kfree(pt);
-		return ERR_PTR(ret);
-	}
+	if (ret)
+		goto err_put_task;
 	mcp_counter_inc(MCP_CTR_PLACED_TASKS);
 	return pt;
+
+err_put_task:
+	put_task_struct(p);
+	free_cpumask_var(pt->applied);
+err_free_orig:
+	free_cpumask_var(pt->orig);
+err_free_pt:
+	kfree(pt);
+	return ERR_PTR(ret);
 }
 
 /* @pid (0 = current) with a reference, or ERR_PTR(-ESRCH). */
@@ -412,7 +475,7 @@ static int mcp_place_put_idle(const struct mcp_place *arg,
 
 /* Buffers of one MCP_IOC_PLACE call. */
 struct mcp_place_bufs {
-	cpumask_var_t allowed;	/* original affinity (or current, if new) */
+	cpumask_var_t allowed;	/* mcp_place_base() */
 	cpumask_var_t idle;	/* idle CPUs of the last window */
 	cpumask_var_t mask;	/* the mask applied or reported */
 	unsigned int *idle_count;	/* per node id */
@@ -460,10 +523,7 @@ static int mcp_place_decide(struct mcp_place *arg, struct task_struct *p,
 	int home, node;
 	u32 reason;
 
-	if (pt)
-		cpumask_copy(b->allowed, pt->orig);
-	else
-		mcp_place_get_affinity(p, b->allowed);
+	mcp_place_base(p, pt, b->allowed);
 
 	arg->prev_node = mcp_place_task_node(p);
 	home = b->hist ? mcp_place_hist_home(b->hist, b->hist_n) : NUMA_NO_NODE;
@@ -619,8 +679,9 @@ out_free:
  * @file: the open /dev/mcp file
  * @karg: kernel copy of struct mcp_unplace
  *
- * Restores the affinity the task had before its first placement and drops
- * its state.
+ * Restores the affinity the task had before its first placement (or, when
+ * something else has set its affinity since or it is in a cpuset, leaves
+ * the current one: mcp_place_base()) and drops its state.
  *
  * Return: 0, -EINVAL for flags or reserved bits, -ESRCH, -EPERM, -ENOENT
  * for a task MCP has not placed.
@@ -630,14 +691,19 @@ int mcp_ioctl_unplace(struct file *file, void *karg)
 	struct mcp_unplace *arg = karg;
 	struct mcp_place_task *pt;
 	struct task_struct *p;
+	cpumask_var_t mask;
 	int from, ret;
 
 	if (arg->flags || arg->reserved)
 		return -EINVAL;
+	if (!alloc_cpumask_var(&mask, GFP_KERNEL))
+		return -ENOMEM;
 
 	p = mcp_place_get_task(arg->pid);
-	if (IS_ERR(p))
-		return PTR_ERR(p);
+	if (IS_ERR(p)) {
+		ret = PTR_ERR(p);
+		goto out_free;
+	}
 	ret = mcp_place_check_task(p);
 	if (ret)
 		goto out_put_task;
@@ -649,7 +715,8 @@ int mcp_ioctl_unplace(struct file *file, void *karg)
 		goto out_unlock;
 	}
 	from = mcp_place_task_node(p);
-	ret = set_cpus_allowed_ptr(p, pt->orig);
+	mcp_place_base(p, pt, mask);
+	ret = set_cpus_allowed_ptr(p, mask);
 	if (ret)
 		goto out_unlock;
 	mcp_place_forget(task_pid_nr(p), pt);
@@ -662,6 +729,8 @@ out_unlock:
 	mutex_unlock(&mcp_place_lock);
 out_put_task:
 	put_task_struct(p);
+out_free:
+	free_cpumask_var(mask);
 	return ret;
 }
 

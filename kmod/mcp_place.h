@@ -36,8 +36,10 @@ extern unsigned int mcp_place_hysteresis_pct;
 /**
  * struct mcp_place_task - what MCP remembers about a task it placed
  * @task:	the task, with a reference (get_task_struct())
- * @orig:	its affinity when MCP first placed it; every later mask is a
- *		subset, UNPLACE restores it
+ * @orig:	its affinity when MCP first placed it, or when something
+ *		other than MCP last changed it; every later mask is a
+ *		subset, UNPLACE restores it (see mcp_place_base())
+ * @applied:	the affinity MCP last applied (@orig until the first)
  * @node:	node it is placed on
  * @last_ns:	ktime_get_ns() of the last applied placement (stickiness)
  * @keep:	the rebalancer re-evaluates it (MCP_PLACE_KEEP)
@@ -48,6 +50,7 @@ extern unsigned int mcp_place_hysteresis_pct;
 struct mcp_place_task {
 	struct task_struct *task;
 	cpumask_var_t orig;
+	cpumask_var_t applied;
 	int node;
 	u64 last_ns;
 	bool keep;

@@ -12,7 +12,9 @@
  *    moves it to the node holding the most sampled pages when that node
  *    "beats" the current one: it holds more than (100 + hysteresis_pct)%
  *    of the pages the current node holds, is not the current node, has
- *    min_idle_cpus idle CPUs and a CPU in the task's original affinity.
+ *    min_idle_cpus idle CPUs and a CPU in the task's original affinity
+ *    (mcp_place_apply() then narrows to what mcp_place_base() allows, so
+ *    the move never leaves the task's cpuset).
  *    The comparison is strict, so two nodes with equal shares never trade
  *    a task back and forth.
  *

@@ -12,7 +12,9 @@
 #include "mcp_dev.h"
 
 #include <linux/dma-buf.h>
+#include <linux/memfd.h>
 #include <pthread.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -351,6 +353,32 @@ TEST_F(bo, create_info_destroy)
 	EXPECT_TRUE(counters_zero(_metadata));
 }
 
+/*
+ * BO handles are given out cyclically, as graph handles: a destroyed
+ * BO's handle is not handed out again at once, so a worker job that
+ * names a BO by handle cannot reach a new BO that took the old one's.
+ */
+TEST_F(bo, handles_not_reused_at_once)
+{
+	__u32 h[8], again;
+
+	for (int i = 0; i < 8; i++)
+		ASSERT_EQ(0, bo_create(self->ctx, self->pg, 0, 0, &h[i]));
+	for (int i = 0; i < 8; i++) {
+		EXPECT_EQ(0, bo_destroy(self->ctx, h[i]));
+		ASSERT_EQ(0, bo_create(self->ctx, self->pg, 0, 0, &again));
+		for (int j = 0; j <= i; j++)
+			EXPECT_NE(h[j], again) TH_LOG("handle %u of a destroyed BO came back", again);
+		for (int j = i + 1; j < 8; j++)
+			EXPECT_NE(h[j], again);
+		EXPECT_LT(h[7], again);
+		h[i] = again;
+	}
+	for (int i = 0; i < 8; i++)
+		EXPECT_EQ(0, bo_destroy(self->ctx, h[i]));
+	EXPECT_TRUE(counters_zero(_metadata));
+}
+
 TEST_F(bo, create_lengths_rounded_up)
 {
 	static const __u64 in[] = { 1, 4095, 4096, 4097, 3 * 4096 + 1 };
@@ -417,10 +445,14 @@ TEST_F(bo, create_failed_copy_leaks_nothing)
 	ASSERT_EQ(0, mprotect(page, self->pg, PROT_READ));
 	EXPECT_EQ(-EFAULT, mcp_ioctl(self->ctx, MCP_IOC_BO_CREATE, c));
 	EXPECT_TRUE(counters_zero(_metadata));
-	/* Handle 1 was reserved and dropped: free again, and nothing is behind it. */
+	/*
+	 * Handle 1 was reserved and dropped: nothing is behind it, and (handles
+	 * being cyclic) the next BO gets handle 2.
+	 */
 	EXPECT_EQ(-ENOENT, bo_info(self->ctx, 1, &info));
 	ASSERT_EQ(0, bo_create(self->ctx, 4096, 0, 0, &h));
-	EXPECT_EQ(1, h);
+	EXPECT_EQ(2, h);
+	EXPECT_EQ(-ENOENT, bo_info(self->ctx, 1, &info));
 	EXPECT_EQ(0, bo_destroy(self->ctx, h));
 	munmap(page, 2 * self->pg);
 }
@@ -735,6 +767,72 @@ TEST_F(bo, userptr_read_only_memory)
 	EXPECT_TRUE(counters_zero(_metadata));
 }
 
+/*
+ * Long-term pins only of anonymous, shmem and hugetlbfs memory, as
+ * io_uring: a shared or private mapping of a regular file on a file
+ * system with writeback (ramfs here, as the VM's root is tmpfs) is
+ * -EOPNOTSUPP, for reading and for writing; memfd (shmem) and anonymous
+ * shared memory pin.
+ */
+TEST_F(bo, userptr_file_backed_refused)
+{
+	char dir[] = "/tmp/mcp_bo_ramfs.XXXXXX", path[64];
+	size_t len = 4 * self->pg;
+	unsigned char *mem;
+	int fd, mfd;
+	__u32 h;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	if (mount("none", dir, "ramfs", 0, NULL)) {
+		rmdir(dir);
+		SKIP(return, "cannot mount ramfs: %s", strerror(errno));
+	}
+	snprintf(path, sizeof(path), "%s/file", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, len));
+	for (int shared = 0; shared < 2; shared++) {
+		mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			   shared ? MAP_SHARED : MAP_PRIVATE, fd, 0);
+		ASSERT_NE(MAP_FAILED, mem);
+		memset(mem, PAT8, len);
+		for (__u32 f = 0; f <= MCP_BO_USERPTR_WRITE; f += MCP_BO_USERPTR_WRITE) {
+			int ret = bo_userptr(self->ctx, mem, len, f, &h);
+
+			EXPECT_EQ(-EOPNOTSUPP, ret)
+				TH_LOG("%s file mapping, flags 0x%x", shared ? "shared" : "private", f);
+			if (!ret)
+				bo_destroy(self->ctx, h);
+		}
+		munmap(mem, len);
+	}
+	close(fd);
+	EXPECT_EQ(0, umount(dir));
+	rmdir(dir);
+	EXPECT_EQ(0, mcp_counter("bo_pinned_pages"));
+
+	/* memfd and shared anonymous memory are shmem: they pin. */
+	mfd = syscall(SYS_memfd_create, "mcp_bo_test", MFD_CLOEXEC);
+	ASSERT_LE(0, mfd);
+	ASSERT_EQ(0, ftruncate(mfd, len));
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	ASSERT_NE(MAP_FAILED, mem);
+	memset(mem, PAT8, len);
+	USERPTR_OR_SKIP(mem, len);
+	ASSERT_EQ(0, bo_userptr(self->ctx, mem, len, MCP_BO_USERPTR_WRITE, &h));
+	EXPECT_EQ(0, bo_destroy(self->ctx, h));
+	munmap(mem, len);
+	close(mfd);
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, mem);
+	memset(mem, PAT8, len);
+	USERPTR_OR_SKIP(mem, len);
+	ASSERT_EQ(0, bo_userptr(self->ctx, mem, len, MCP_BO_USERPTR_WRITE, &h));
+	EXPECT_EQ(0, bo_destroy(self->ctx, h));
+	munmap(mem, len);
+	EXPECT_TRUE(counters_zero(_metadata));
+}
+
 TEST_F(bo, userptr_bad_input)
 {
 	struct mcp_bo_userptr u = { .size = sizeof(u) };
@@ -840,6 +938,54 @@ TEST_F(bo, userptr_rlimit_memlock)
 		close(self->ctx);
 		self->ctx = -1;
 	}
+	EXPECT_TRUE(counters_zero(_metadata));
+}
+
+/*
+ * Coherent DMA memory is not charged to the memory cgroup by
+ * dma_alloc_coherent(), so it is charged to RLIMIT_MEMLOCK, as pinned
+ * user pages are: over the limit without CAP_IPC_LOCK is -ENOMEM,
+ * destroying a BO gives the room back.
+ */
+TEST_F(bo, coherent_charged_to_memlock)
+{
+	struct rlimit rl = { 16 * self->pg, 16 * self->pg };
+	int status;
+	pid_t pid;
+
+	if (!variant->device)
+		SKIP(return, "coherent BOs need a device context");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		__u32 a, b, c;
+
+		if (mcp_drop_cap(CAP_IPC_LOCK) || setrlimit(RLIMIT_MEMLOCK, &rl))
+			_exit(91);
+		if (bo_create(self->ctx, 32 * self->pg, MCP_BO_COHERENT, 0, &a) != -ENOMEM)
+			_exit(1);
+		if (bo_create(self->ctx, 8 * self->pg, MCP_BO_COHERENT, 0, &a) ||
+		    bo_create(self->ctx, 8 * self->pg, MCP_BO_COHERENT, 0, &b))
+			_exit(2);
+		if (bo_create(self->ctx, self->pg, MCP_BO_COHERENT, 0, &c) != -ENOMEM)
+			_exit(3);
+		/* Plain kernel BOs are charged to the memory cgroup instead. */
+		if (bo_create(self->ctx, 32 * self->pg, 0, 0, &c) || bo_destroy(self->ctx, c))
+			_exit(4);
+		if (bo_destroy(self->ctx, a) ||
+		    bo_create(self->ctx, 8 * self->pg, MCP_BO_COHERENT, 0, &c))
+			_exit(5);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("step %d: %s", WEXITSTATUS(status),
+		       WEXITSTATUS(status) == 1 ? "32 pages of coherent memory over a 16-page RLIMIT_MEMLOCK were not refused" :
+		       WEXITSTATUS(status) == 3 ? "a page over the limit was not refused" : "see the test");
+	/* The child's BOs live on this fd (shared): destroy them by closing. */
+	close(self->ctx);
+	self->ctx = -1;
 	EXPECT_TRUE(counters_zero(_metadata));
 }
 
@@ -1259,8 +1405,88 @@ TEST_F(bo, vgem_prime_both_ways)
 	close(drm);
 	EXPECT_TRUE(counters_zero(_metadata));
 }
+
+/*
+ * A dma-buf exported read-only (PRIME without DRM_RDWR) stays read-only
+ * through MCP: mmap(PROT_WRITE) and mprotect() to writable are -EACCES,
+ * as for the dma-buf fd itself, and it is no DMA destination (-EACCES);
+ * reading it works.  Imported on the host context, which takes any
+ * dma-buf.
+ */
+TEST_F(bo, vgem_read_only_import_stays_read_only)
+{
+	struct drm_mode_create_dumb cd = { .width = 1024, .height = 4, .bpp = 32 };
+	struct mcp_dma_submit s;
+	struct mcp_bo_info info;
+	unsigned char *v, *m;
+	int drm, ret, pfd;
+	__u32 ih, h;
+	size_t len;
+
+	ret = load_vgem();
+	if (ret)
+		SKIP(return, "vgem cannot be loaded (%s): the image lacks %s",
+		     strerror(-ret), VGEM_MODULES_DIR);
+	for (int i = 0; i < 100 && (drm = drmOpen("vgem", NULL)) < 0; i++)
+		usleep(20000);
+	ASSERT_LE(0, drm) TH_LOG("vgem is loaded but drmOpen(\"vgem\") fails");
+	ASSERT_EQ(0, drmIoctl(drm, DRM_IOCTL_MODE_CREATE_DUMB, &cd));
+	len = cd.size;
+	v = vgem_map(drm, cd.handle, len);
+	ASSERT_NE(NULL, v);
+	fill(v, len, 21);
+	ASSERT_EQ(0, drmPrimeHandleToFD(drm, cd.handle, DRM_CLOEXEC, &pfd));
+	ASSERT_EQ(O_RDONLY, fcntl(pfd, F_GETFL) & O_ACCMODE);
+	/* The kernel's rule for the dma-buf fd itself. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0));
+	EXPECT_EQ(EACCES, errno);
+
+	ASSERT_EQ(0, bo_import(self->fd, pfd, &ih, NULL));
+	close(pfd);
+	ASSERT_EQ(0, bo_info(self->fd, ih, &info));
+	ASSERT_NE(MCP_BO_NO_MMAP, info.mmap_offset);
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, info.mmap_offset);
+	EXPECT_EQ(MAP_FAILED, m) {
+		m[0] = 0;
+		munmap(m, len);
+		TH_LOG("a read-only dma-buf was mapped writable (and written)");
+	}
+	if (m == MAP_FAILED)
+		EXPECT_EQ(EACCES, errno);
+	m = mmap(NULL, len, PROT_READ, MAP_SHARED, self->fd, info.mmap_offset);
+	ASSERT_NE(MAP_FAILED, m);
+	EXPECT_TRUE(check(m, len, 21));
+	EXPECT_EQ(-1, mprotect(m, len, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(EACCES, errno);
+	munmap(m, len);
+
+	/* No DMA into it; out of it is fine. */
+	ASSERT_EQ(0, bo_create(self->fd, len, 0, 0, &h));
+	memset(&s, 0, sizeof(s));
+	s.size = sizeof(s);
+	s.engine = MCP_ENGINE_CPU;
+	s.src_handle = h;
+	s.dst_handle = ih;
+	s.length = len;
+	s.out_fence = -1;
+	EXPECT_EQ(-EACCES, mcp_ioctl(self->fd, MCP_IOC_DMA_SUBMIT, &s));
+	s.src_handle = ih;
+	s.dst_handle = h;
+	EXPECT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_DMA_SUBMIT, &s));
+	EXPECT_TRUE(check(v, len, 21));
+	EXPECT_EQ(0, bo_destroy(self->fd, h));
+	EXPECT_EQ(0, bo_destroy(self->fd, ih));
+	munmap(v, len);
+	close(drm);
+	EXPECT_TRUE(counters_zero(_metadata));
+}
 #else
 TEST_F(bo, vgem_prime_both_ways)
+{
+	SKIP(return, "built without libdrm (scripts/install-deps.sh installs libdrm-dev)");
+}
+
+TEST_F(bo, vgem_read_only_import_stays_read_only)
 {
 	SKIP(return, "built without libdrm (scripts/install-deps.sh installs libdrm-dev)");
 }

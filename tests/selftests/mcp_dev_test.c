@@ -9,6 +9,7 @@
  */
 #include "mcp_dev.h"
 
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -1336,6 +1337,84 @@ TEST_F(generic, driver_override_binds)
 	EXPECT_EQ(0, mcp_pci_unbind(self->addr));
 	EXPECT_EQ(0, mcp_write_file(path, "\n"));
 	EXPECT_EQ(self->count0, mcp_dev_list(self->fd, NULL, 0));
+}
+
+/* ---- Kernel lockdown (last: it cannot be lifted until reboot) ---- */
+
+#define LOCKDOWN_FILE	"/sys/kernel/security/lockdown"
+
+/*
+ * The lockdown mode in force: "none", "integrity", "confidentiality" (the
+ * one in brackets), or NULL when the kernel has no lockdown LSM.
+ */
+static const char *lockdown_mode(char *buf, size_t len)
+{
+	char *open, *close;
+
+	if (access(LOCKDOWN_FILE, F_OK))
+		mount("securityfs", "/sys/kernel/security", "securityfs", 0, NULL);
+	if (mcp_read_file(LOCKDOWN_FILE, buf, len) <= 0)
+		return NULL;
+	open = strchr(buf, '[');
+	close = open ? strchr(open, ']') : NULL;
+	if (!close)
+		return NULL;
+	*close = '\0';
+	return open + 1;
+}
+
+/*
+ * Under lockdown a raw BAR mapping is refused, as sysfs resourceN is
+ * (LOCKDOWN_PCI_ACCESS).  A kernel locked down at boot refuses the
+ * unsigned mcp.ko, so the test locks the running kernel down itself when
+ * MCP_TEST_LOCKDOWN=1 is set (run-vm.py --env MCP_TEST_LOCKDOWN=1
+ * --binary mcp_dev_test --test lockdown_refuses_bar_mmap); otherwise it
+ * runs only on a kernel already locked down and skips.
+ */
+TEST(lockdown_refuses_bar_mmap)
+{
+	char buf[256], addr[MCP_PCI_ADDR_LEN], path[PATH_MAX];
+	const char *mode = lockdown_mode(buf, sizeof(buf));
+	const char *want = getenv("MCP_TEST_LOCKDOWN");
+	struct mcp_dev_info info;
+	struct mcp_bar_info b;
+	long pg = sysconf(_SC_PAGESIZE);
+	int fd, devfd, idx, res;
+
+	if (!mode)
+		SKIP(return, "no lockdown LSM (%s)", LOCKDOWN_FILE);
+	if (!strcmp(mode, "none")) {
+		if (!want || strcmp(want, "1"))
+			SKIP(return, "kernel not locked down; MCP_TEST_LOCKDOWN=1 locks it");
+		ASSERT_EQ(0, mcp_write_file(LOCKDOWN_FILE, "integrity"));
+		mode = lockdown_mode(buf, sizeof(buf));
+		ASSERT_NE(NULL, mode);
+		ASSERT_STREQ("integrity", mode);
+	}
+
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	fd = mcp_open();
+	ASSERT_LE(0, fd);
+	idx = find_edu(_metadata, fd, addr, &info);
+	ASSERT_LE(0, idx);
+	devfd = mcp_dev_open(fd, idx);
+	ASSERT_LE(0, devfd) TH_LOG("DEV_OPEN: %s", strerror(-devfd));
+	ASSERT_EQ(0, mcp_bar_info(devfd, 0, &b));
+
+	/* The kernel's own rule for the same BAR. */
+	snprintf(path, sizeof(path), "%s/%s/resource0", MCP_PCI_DEVICES, addr);
+	res = open(path, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, res) TH_LOG("%s: %s", path, strerror(errno));
+	EXPECT_EQ(-EPERM, mcp_try_mmap(res, pg, PROT_READ, MAP_SHARED, 0));
+	close(res);
+
+	EXPECT_EQ(-EPERM, mcp_try_mmap(devfd, pg, PROT_READ, MAP_SHARED, b.offset))
+		TH_LOG("BAR0 mapped through MCP under lockdown=%s", mode);
+	if (b.wc_offset)
+		EXPECT_EQ(-EPERM, mcp_try_mmap(devfd, pg, PROT_READ | PROT_WRITE,
+					       MAP_SHARED, b.wc_offset));
+	close(devfd);
+	close(fd);
 }
 
 MCP_TEST_MAIN

@@ -738,6 +738,123 @@ TEST_F(place, narrows_never_widens)
 	reap(child);
 }
 
+/* The cgroup v2 cpuset the cpuset test confines its task to. */
+#define CG_ROOT		"/sys/fs/cgroup"
+#define CG_DIR		CG_ROOT "/mcp_place_test"
+
+/*
+ * Makes CG_DIR a cpuset of exactly @cpus.  0, or -errno; -EOPNOTSUPP when
+ * cgroup v2 with the cpuset controller is not there.
+ */
+static int cpuset_make(const cpu_set_t *cpus)
+{
+	char buf[4096], list[1024];
+	size_t len = 0;
+	int ret;
+
+	if (mcp_read_file(CG_ROOT "/cgroup.controllers", buf, sizeof(buf)) <= 0 ||
+	    !strstr(buf, "cpuset"))
+		return -EOPNOTSUPP;
+	ret = mcp_write_file(CG_ROOT "/cgroup.subtree_control", "+cpuset");
+	if (ret)
+		return ret;
+	if (mkdir(CG_DIR, 0755) && errno != EEXIST)
+		return -errno;
+	list[0] = '\0';
+	for (int c = 0; c < CPU_SETSIZE && len < sizeof(list) - 16; c++)
+		if (CPU_ISSET(c, cpus))
+			len += snprintf(list + len, sizeof(list) - len, "%s%d",
+					len ? "," : "", c);
+	return mcp_write_file(CG_DIR "/cpuset.cpus", list);
+}
+
+/* What the confined task saw, in memory shared with the test. */
+struct cpuset_seen {
+	int place0, setaff, place1, place_auto, unplace;
+	cpu_set_t after_place1, after_auto, after_unplace;
+};
+
+/*
+ * The task (an unprivileged user) is placed on node 0 while its cpuset
+ * allows every CPU; then it is moved into a cpuset of node 0's CPUs, so
+ * its affinity stays what MCP set.  The kernel now refuses node 1's CPUs
+ * to sched_setaffinity(); PLACE (named node and by memory) and UNPLACE
+ * must not give them either.
+ */
+TEST_F(place, cpuset_confines_unprivileged_task)
+{
+	int n0 = self->t.ids[0], n1 = self->t.ids[1], ready[2], go[2], status;
+	struct cpuset_seen *seen;
+	char c = 1, pidbuf[32];
+	pid_t child;
+	int ret;
+
+	ret = cpuset_make(&self->t.cpus[n0]);
+	if (ret == -EOPNOTSUPP)
+		SKIP(return, "needs cgroup v2 with the cpuset controller");
+	ASSERT_EQ(0, ret) TH_LOG("cpuset %s: %s", CG_DIR, strerror(-ret));
+	seen = mmap(NULL, sizeof(*seen), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, seen);
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(go));
+
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		struct mcp_unplace u = { .size = sizeof(u) };
+		struct req r;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		req_init(&r, 0, MCP_PLACE_NODE | MCP_PLACE_FORCE);
+		r.p.node = n0;
+		seen->place0 = mcp_ioctl(self->fd, MCP_IOC_PLACE, &r.p);
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(11);
+
+		seen->setaff = sched_setaffinity(0, sizeof(cpu_set_t),
+						 &self->t.cpus[n1]) ? -errno : 0;
+		req_init(&r, 0, MCP_PLACE_NODE | MCP_PLACE_FORCE);
+		r.p.node = n1;
+		seen->place1 = mcp_ioctl(self->fd, MCP_IOC_PLACE, &r.p);
+		get_affinity(0, &seen->after_place1);
+		req_init(&r, 0, MCP_PLACE_FORCE);
+		req_hist(&r, n1);
+		seen->place_auto = mcp_ioctl(self->fd, MCP_IOC_PLACE, &r.p);
+		get_affinity(0, &seen->after_auto);
+		seen->unplace = mcp_ioctl(self->fd, MCP_IOC_UNPLACE, &u);
+		get_affinity(0, &seen->after_unplace);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	snprintf(pidbuf, sizeof(pidbuf), "%d", child);
+	ret = mcp_write_file(CG_DIR "/cgroup.procs", pidbuf);
+	EXPECT_EQ(0, ret) TH_LOG("move to %s: %s", CG_DIR, strerror(-ret));
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	close(ready[0]);
+	close(go[1]);
+	rmdir(CG_DIR);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+
+	EXPECT_EQ(0, seen->place0);
+	/* The kernel's own rule: the cpuset does confine the task. */
+	EXPECT_EQ(-EINVAL, seen->setaff);
+	EXPECT_EQ(-EINVAL, seen->place1);
+	EXPECT_TRUE(cpuset_subset(&seen->after_place1, &self->t.cpus[n0]));
+	EXPECT_EQ(0, seen->place_auto);
+	EXPECT_TRUE(cpuset_subset(&seen->after_auto, &self->t.cpus[n0]));
+	EXPECT_EQ(0, seen->unplace);
+	EXPECT_TRUE(cpuset_subset(&seen->after_unplace, &self->t.cpus[n0]))
+		TH_LOG("UNPLACE gave back CPUs outside the cpuset");
+	munmap(seen, sizeof(*seen));
+}
+
 /* Affinity of @pid equals node @n's CPUs, polled for up to @ms. */
 static int wait_on_node(struct topo *t, pid_t pid, int n, int ms)
 {
