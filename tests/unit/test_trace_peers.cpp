@@ -4,8 +4,10 @@
 // workload (threads of one child process, blocked on a pipe until both
 // tracers are attached), are stopped with SIGINT after the child exited,
 // and must agree: the same number of waits; each log2 slot within 3 + 5 %
-// of the waits + runqlat's count in the two neighbouring slots; p50, p90
-// (0.5 us + 10 %) and p99 (1 us + 25 %) of the two histograms.  The
+// of the waits + runqlat's count in the two neighbouring slots; p50
+// (1 us + 25 %), p90 and p99 (1 us + 50 %) of the two histograms (a few
+// waits crossing a boundary move a percentile interpolated in a slot as
+// wide as its lower bound).  The
 // neighbour term is the two tools' own skew: each stamps a wait's
 // start and end from its own program, run before or after the other's on
 // the same tracepoint, so a wait can differ by a few hundred ns between
@@ -282,8 +284,8 @@ void expect_agree(const char *name, const Outcome &o)
 	cr_expect_eq(o.mcp.count(), n, "%s: %llu waits, runqlat %llu", name,
 		     static_cast<unsigned long long>(o.mcp.count()),
 		     static_cast<unsigned long long>(n));
-	for (auto [p, abs_us, rel] : {std::tuple{50.0, 0.5, 0.10}, std::tuple{90.0, 0.5, 0.10},
-				      std::tuple{99.0, 1.0, 0.25}}) {
+	for (auto [p, abs_us, rel] : {std::tuple{50.0, 1.0, 0.25}, std::tuple{90.0, 1.0, 0.50},
+				      std::tuple{99.0, 1.0, 0.50}}) {
 		const double a = o.mcp.percentile(p), b = o.runqlat.percentile(p);
 		cr_expect(std::fabs(a - b) <= abs_us + rel * b, "%s: p%.0f: mcp %.1f us, runqlat %.1f us",
 			  name, p, a, b);
@@ -449,3 +451,69 @@ Test(trace_peers, two_spinners_on_one_cpu_agree_with_runqlat_and_themselves)
 	cr_expect(sum <= wall + 2e6, "spinners: mcp %.1f ms on CPU in %.1f ms of wall time",
 		  sum / 1e6, wall / 1e6);
 }
+
+// A stopped thread group continued by SIGCONT (issue #16, item 3): every
+// thread's first wait after the SIGCONT is recorded, as runqlat records
+// it, or counted in dropped_tasks.  The child's 9 threads sleep in a loop;
+// the tracers attach while the group is stopped.  Disabled: it reproduces
+// the bug on the build host's 6.18 (2026-12-02: mcp 22 waits, 0 dropped,
+// runqlat 30), which is not fixed yet; enable it with the fix.
+void *sleeper(void *)
+{
+	for (;;) {
+		struct timespec ts = {0, 2000000};
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, nullptr);
+	}
+	return nullptr;
+}
+
+Test(trace_peers, sigcont_first_waits_are_recorded, .disabled = true)
+{
+	skip_unless_peers();
+	pid_t child = fork();
+	if (child == 0) {
+		pthread_t t;
+		for (int i = 0; i < 8; i++)
+			pthread_create(&t, nullptr, sleeper, nullptr);
+		sleeper(nullptr);
+		_exit(0);
+	}
+	usleep(100000);
+	kill(child, SIGSTOP);
+	usleep(100000);
+	const char *mcpctl = std::getenv("MCP_PEER_MCPCTL") ? std::getenv("MCP_PEER_MCPCTL")
+							    : MCPCTL_PATH;
+	const std::string pid = std::to_string(child);
+	const std::string tmp = "/tmp/mcp-peer-cont-" + std::to_string(getpid());
+	Tool rq = spawn({runqlat_path(), "-p", pid, "99", "1"}, tmp + ".runqlat");
+	Tool mc = spawn({mcpctl, "trace", "sched", "-p", pid, "99", "1", "--json"}, tmp + ".mcp");
+	const std::uint64_t deadline = now_ns() + 20000000000ull;
+	while ((!has_bpf_link(rq.pid) || !has_bpf_link(mc.pid)) && now_ns() < deadline)
+		usleep(20000);
+	usleep(100000);
+	kill(child, SIGCONT);
+	usleep(3000);	// about the first wait of each thread, and few more
+	kill(child, SIGKILL);
+	waitpid(child, nullptr, 0);
+	const std::string rq_out = stop_and_read(rq), mc_out = stop_and_read(mc);
+	const Log2Histogram r = parse_runqlat(rq_out);
+	const McpResult m = parse_mcpctl(mc_out);
+	std::uint64_t dropped = 0;
+	std::istringstream in(mc_out);
+	for (std::string line; std::getline(in, line);)
+		if (!line.empty() && line[0] == '{')
+			dropped += nlohmann::json::parse(line)["dropped_tasks"].get<std::uint64_t>();
+	if (std::getenv("MCP_PEER_TABLE"))
+		std::fprintf(stderr, "peer-table sigcont: runqlat %llu waits, mcp %llu in %zu threads, "
+			     "dropped %llu\n", static_cast<unsigned long long>(r.count()),
+			     static_cast<unsigned long long>(m.runq.count()), m.oncpu_ns.size(),
+			     static_cast<unsigned long long>(dropped));
+	cr_assert_geq(r.count(), 9u, "runqlat saw %llu waits", static_cast<unsigned long long>(r.count()));
+	// What was not recorded is counted: equal, or fewer with drops.
+	cr_expect(m.runq.count() == r.count() || (m.runq.count() < r.count() && dropped > 0),
+		  "mcp %llu waits (%llu threads dropped), runqlat %llu",
+		  static_cast<unsigned long long>(m.runq.count()),
+		  static_cast<unsigned long long>(dropped),
+		  static_cast<unsigned long long>(r.count()));
+}
+
