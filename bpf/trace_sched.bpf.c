@@ -20,14 +20,17 @@
  * far (a thread that is never switched out still shows; the threads that
  * exited meanwhile left theirs in "exited" at their last switch), and
  * reports the difference.  It reads task fields directly instead of
- * through bpf_probe_read_kernel() and takes the time from the run queue's
- * clock, which the scheduler has just updated, instead of
- * bpf_ktime_get_ns() (an HPET read on hosts without a stable TSC, e.g.
- * the TCG test VM): through the per-CPU runqueues where the kernel lets
- * it, else through the task (the _kt programs).  The raw_tp family sees
- * task pointers as plain numbers, so it keeps the state and an interval's
- * counts in pid-keyed hash maps, which the loader drains, and reads
- * through bpf_probe_read_kernel() and bpf_ktime_get_ns().
+ * through bpf_probe_read_kernel().  The raw_tp family sees task pointers
+ * as plain numbers, so it keeps the state and an interval's counts in
+ * pid-keyed hash maps, which the loader drains, and reads through
+ * bpf_probe_read_kernel().
+ *
+ * Time is bpf_ktime_get_ns() (CLOCK_MONOTONIC, as runqlat) in both
+ * families, read only for events about a selected task and once per
+ * sched_switch for both sides.  Not the run queue's clock: after a
+ * wake-up that preempts, rq_clock_skip_update() leaves rq->clock stale
+ * through the next __schedule(), so such a wait would read 0 ns and the
+ * preempted task's slice would end early.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -123,9 +126,6 @@ struct {
 	__type(value, struct mcp_sched_task);
 } tasks SEC(".maps");
 
-/* The scheduler's per-CPU run queues, for their clocks (see clock_now()). */
-extern struct rq runqueues __ksym;
-
 static const struct mcp_sched_task zero_task;
 static const struct thread_state zero_state;
 
@@ -160,28 +160,12 @@ static __always_inline bool task_selected(struct task_struct *p, const bool btf)
 }
 
 /*
- * Now, on the clock of the run queue of @p (on @cpu), which the scheduler
- * has just updated, or else CLOCK_MONOTONIC (bpf_ktime_get_ns(): ~40 ns
- * on the build host, an HPET read in the TCG VM).  The run queues are a
- * per-CPU variable, which the verifier finds only in a kernel with
- * CONFIG_KALLSYMS_ALL (@rq_clock: the loader picks the programs); without
- * it, tp_btf programs reach the run queue through the task's CFS run
- * queue (every task's se.cfs_rq is set, whatever its class; the field
- * exists with CONFIG_FAIR_GROUP_SCHED).
+ * Now: CLOCK_MONOTONIC, whatever the scheduler's clock-update flags (see
+ * the top of this file).  ~40 ns on the build host, an HPET read in the
+ * TCG VM; the callers read it only for selected tasks.
  */
-static __always_inline __u64 clock_now(struct task_struct *p, __u32 cpu, const bool btf,
-				       const bool rq_clock)
+static __always_inline __u64 clock_now(void)
 {
-	struct rq *rq;
-
-	if (rq_clock) {
-		rq = bpf_per_cpu_ptr(&runqueues, cpu);
-		return rq ? rq->clock : 0;
-	}
-	if (btf && bpf_core_field_exists(p->se.cfs_rq)) {
-		rq = p->se.cfs_rq->rq;
-		return rq ? rq->clock : 0;
-	}
 	return bpf_ktime_get_ns();
 }
 
@@ -267,18 +251,18 @@ static __always_inline void keep_exited(struct task_struct *p, __u32 pid,
 	st->exited = 1;
 }
 
-static __always_inline int on_wakeup(struct task_struct *p, const bool btf,
-				     const bool rq_clock)
+static __always_inline int on_wakeup(struct task_struct *p, const bool btf)
 {
 	__u32 pid = TASK_READ(btf, p, pid);
 	struct thread_state *st;
+	__u64 now;
 
 	if (!pid || !task_selected(p, btf))
 		return 0;
+	now = clock_now();	/* before the lookup, which may allocate */
 	st = state_of(p, pid, btf);
 	if (st)
-		st->runnable_since = clock_now(p, TASK_READ(btf, p, thread_info.cpu), btf,
-					       rq_clock);
+		st->runnable_since = now;
 	return 0;
 }
 
@@ -299,8 +283,6 @@ static __always_inline void switch_out(struct task_struct *prev, __u32 cpu, __u6
 	struct mcp_sched_task *t;
 	struct thread_state *st;
 
-	if (!pid || !task_selected(prev, btf))
-		return;
 	st = state_of(prev, pid, btf);
 	if (!st && btf)
 		return;
@@ -341,8 +323,6 @@ static __always_inline void switch_in(struct task_struct *next, __u32 cpu, __u64
 	__u64 delta = 0, slot;
 	bool waited;
 
-	if (!pid || !task_selected(next, btf))
-		return;
 	st = state_of(next, pid, btf);
 	if (!st)
 		return;
@@ -374,20 +354,39 @@ static __always_inline void switch_in(struct task_struct *next, __u32 cpu, __u64
 	}
 }
 
-static __always_inline int on_switch(struct task_struct *prev, struct task_struct *next,
-				     const bool btf, const bool rq_clock)
+/* Whether @p is a selected task other than an idle one (pid 0). */
+static __always_inline bool task_traced(struct task_struct *p, const bool btf)
 {
+	return TASK_READ(btf, p, pid) && task_selected(p, btf);
+}
+
+/*
+ * One clock read for both sides, and none when neither is selected.  The
+ * CPU's stamp is the switch-in time of the task now on it if that task is
+ * selected, else 0 (nothing to charge it to).
+ */
+static __always_inline int on_switch(struct task_struct *prev, struct task_struct *next,
+				     const bool btf)
+{
+	bool out = task_traced(prev, btf), in = task_traced(next, btf);
 	__u32 cpu = bpf_get_smp_processor_id(), zero = 0;
-	__u64 now = clock_now(prev, cpu, btf, rq_clock), since;
-	__u64 *sincep;
+	__u64 *sincep, since, now;
 
 	sincep = bpf_map_lookup_elem(&cpu_since, &zero);
 	if (!sincep)
 		return 0;
-	since = *sincep;	/* 0 before the first switch seen here */
-	*sincep = now;
-	switch_out(prev, cpu, now, since, btf);
-	switch_in(next, cpu, now, btf);
+	if (!out && !in) {
+		if (*sincep)
+			*sincep = 0;
+		return 0;
+	}
+	now = clock_now();
+	since = *sincep;	/* 0: not stamped by a selected switch-in */
+	*sincep = in ? now : 0;
+	if (out)
+		switch_out(prev, cpu, now, since, btf);
+	if (in)
+		switch_in(next, cpu, now, btf);
 	return 0;
 }
 
@@ -466,7 +465,7 @@ static __always_inline bool task_on_cpu(struct task_struct *p)
  */
 static __always_inline void add_running_slice(struct mcp_sched_task *out,
 					      const struct mcp_sched_task *totals,
-					      struct task_struct *p, const bool rq_clock)
+					      struct task_struct *p)
 {
 	__u32 cpu = p->thread_info.cpu, zero = 0, node;
 	__u64 *sincep, since, now;
@@ -480,7 +479,7 @@ static __always_inline void add_running_slice(struct mcp_sched_task *out,
 	barrier();
 	if (!sincep)
 		return;
-	now = clock_now(p, cpu, true, rq_clock);
+	now = clock_now();
 	if (!since) {
 		__sync_val_compare_and_swap(sincep, 0, now);
 		return;
@@ -503,10 +502,9 @@ static __always_inline void add_running_slice(struct mcp_sched_task *out,
  * selected thread on a CPU without storage (it has not switched since
  * the tracer attached) gets its storage here.  The per-interval maximum
  * restarts here; a wait ending on another CPU between the copy and the
- * reset is lost to it (not to the counts).  Two twins, for the clock the
- * sched_switch programs use (see clock_now()).
+ * reset is lost to it (not to the counts).
  */
-static __always_inline int dump_task(struct bpf_iter__task *ctx, const bool rq_clock)
+static __always_inline int dump_task(struct bpf_iter__task *ctx)
 {
 	struct task_struct *task = ctx->task;
 	struct mcp_sched_task *out;
@@ -522,7 +520,7 @@ static __always_inline int dump_task(struct bpf_iter__task *ctx, const bool rq_c
 	out = bpf_map_lookup_elem(&dump_record, &zero);
 	if (!ts || ts->s.exited || !out)
 		return 0;
-	add_running_slice(out, &ts->totals, task, rq_clock);
+	add_running_slice(out, &ts->totals, task);
 	fill_identity(out, task, task->pid, true);
 	bpf_seq_write(ctx->meta->seq, out, sizeof(*out));
 	ts->totals.runq_max_ns = 0;
@@ -532,13 +530,7 @@ static __always_inline int dump_task(struct bpf_iter__task *ctx, const bool rq_c
 SEC("iter/task")
 int dump_task_totals(struct bpf_iter__task *ctx)
 {
-	return dump_task(ctx, true);
-}
-
-SEC("iter/task")
-int dump_task_totals_kt(struct bpf_iter__task *ctx)
-{
-	return dump_task(ctx, false);
+	return dump_task(ctx);
 }
 
 /* ---- tp_btf family ---- */
@@ -546,19 +538,19 @@ int dump_task_totals_kt(struct bpf_iter__task *ctx)
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(sched_wakeup_btf, struct task_struct *p)
 {
-	return on_wakeup(p, true, true);
+	return on_wakeup(p, true);
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new_btf, struct task_struct *p)
 {
-	return on_wakeup(p, true, true);
+	return on_wakeup(p, true);
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(prev, next, true, true);
+	return on_switch(prev, next, true);
 }
 
 SEC("tp_btf/sched_migrate_task")
@@ -591,45 +583,24 @@ int BPF_PROG(sched_stick_numa_btf, struct task_struct *src, int src_cpu,
 	return 0;
 }
 
-/* tp_btf for kernels without CONFIG_KALLSYMS_ALL: no runqueues (see clock_now()). */
-
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(sched_wakeup_btf_kt, struct task_struct *p)
-{
-	return on_wakeup(p, true, false);
-}
-
-SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(sched_wakeup_new_btf_kt, struct task_struct *p)
-{
-	return on_wakeup(p, true, false);
-}
-
-SEC("tp_btf/sched_switch")
-int BPF_PROG(sched_switch_btf_kt, bool preempt, struct task_struct *prev,
-	     struct task_struct *next)
-{
-	return on_switch(prev, next, true, false);
-}
-
 /* ---- raw_tp family: kernels whose BTF lacks the tracepoint types ---- */
 
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(sched_wakeup_raw, struct task_struct *p)
 {
-	return on_wakeup(p, false, false);
+	return on_wakeup(p, false);
 }
 
 SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new_raw, struct task_struct *p)
 {
-	return on_wakeup(p, false, false);
+	return on_wakeup(p, false);
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(sched_switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	return on_switch(prev, next, false, false);
+	return on_switch(prev, next, false);
 }
 
 SEC("raw_tp/sched_migrate_task")

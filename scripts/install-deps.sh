@@ -21,6 +21,7 @@ packages=(
 	linux-image-amd64
 	qemu-system-x86 busybox-static cpio
 	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
+	libbpf-tools rt-tests
 	libnl-3-dev libnl-genl-3-dev libdrm-dev
 	libcriterion-dev libcli11-dev nlohmann-json3-dev libfmt-dev libjansson-dev
 	libopenblas-dev

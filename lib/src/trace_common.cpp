@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 
 #include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <linux/magic.h>
@@ -49,6 +50,11 @@ std::uint64_t Log2Histogram::count() const noexcept
 	return n;
 }
 
+double Log2Histogram::slot_end(unsigned i) noexcept
+{
+	return std::ldexp(1.0, static_cast<int>(i) + 1);
+}
+
 double Log2Histogram::percentile(double percent) const noexcept
 {
 	const std::uint64_t total = count();
@@ -56,7 +62,10 @@ double Log2Histogram::percentile(double percent) const noexcept
 	if (total == 0 || !(percent >= 0))
 		return 0;
 	percent = std::min(percent, 100.0);
-	// The rank of the wanted sample, 1-based; then where it sits in its slot.
+	// The rank of the wanted sample, 1-based; then where it sits in its
+	// slot.  A slot holds whole microseconds (the programs truncate), so
+	// slot i covers the real values [slot_low(i), slot_end(i)): slot 0
+	// is [0, 2) us, not [0, 1], and slot 1 [2, 4), not [2, 3].
 	const double rank = std::max(1.0, std::ceil(percent / 100.0 * static_cast<double>(total)));
 	double seen = 0;
 
@@ -68,10 +77,9 @@ double Log2Histogram::percentile(double percent) const noexcept
 			continue;
 		}
 		const double low = static_cast<double>(slot_low(i));
-		const double high = static_cast<double>(slot_high(i));
-		return low + (high - low) * ((rank - seen) / c);
+		return low + (slot_end(i) - low) * ((rank - seen) / c);
 	}
-	return static_cast<double>(slot_high(static_cast<unsigned>(slots.size() - 1)));
+	return slot_end(static_cast<unsigned>(slots.size() - 1));
 }
 
 void Log2Histogram::merge(const Log2Histogram &other)
@@ -302,6 +310,9 @@ TraceError load_error(int errnum, std::string_view group, std::string_view what,
 
 std::uint64_t filter_cgroup_id(const Filter &filter)
 {
+	// A process that does not exist would give an empty report forever.
+	if (filter.pid > 0 && kill(filter.pid, 0) != 0 && errno == ESRCH)
+		throw TraceError(ESRCH, "no process " + std::to_string(filter.pid));
 	if (filter.cgroup.empty())
 		return 0;
 	try {

@@ -40,7 +40,8 @@ void require_kernel_btf();
 TraceError load_error(int errnum, std::string_view group, std::string_view what,
 		      std::string log);
 
-// cgroup id for a Filter (0 when it names none).  Throws TraceError.
+// cgroup id for a Filter (0 when it names none), after checking that its
+// process exists (ESRCH: "no process N").  Throws TraceError.
 std::uint64_t filter_cgroup_id(const Filter &filter);
 
 // CPU id -> node id parsed from /sys/devices/system/node/nodeN/cpulist

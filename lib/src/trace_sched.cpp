@@ -13,9 +13,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <iterator>
-#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -63,21 +61,6 @@ bool kernel_has_tp_btf(const char *name)
 bool kernel_has_tracepoint(const char *name)
 {
 	return libbpf_find_vmlinux_btf_id(name, BPF_TRACE_RAW_TP) > 0;
-}
-
-// Whether the verifier can resolve the per-CPU variable @name: it looks
-// data symbols up in kallsyms, which lists them with CONFIG_KALLSYMS_ALL.
-bool kernel_has_data_symbol(const char *name)
-{
-	std::ifstream kallsyms("/proc/kallsyms");
-	std::string addr, type, sym;
-
-	while (kallsyms >> addr >> type >> sym) {
-		if (sym == name)
-			return true;
-		kallsyms.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
-	}
-	return false;
 }
 
 detail::SchedTotals::Key key_of(const struct mcp_sched_task &t)
@@ -188,7 +171,7 @@ SchedTask to_sched_task(const struct mcp_sched_task &v)
 struct SchedTracer::Impl {
 	std::unique_ptr<struct trace_sched, SkelDeleter> skel;
 	std::string attach_mode;
-	struct bpf_link *dump_link = nullptr;	// tp_btf: the loaded dump_task_totals twin
+	struct bpf_link *dump_link = nullptr;	// tp_btf: dump_task_totals
 	bool numa_events = false;
 	std::uint64_t since_ns = 0;
 	detail::SchedTotals totals;	// tp_btf family
@@ -350,30 +333,17 @@ SchedTracer SchedTracer::open(const SchedOptions &options)
 		s->progs.sched_move_numa_raw, s->progs.sched_swap_numa_raw,
 		s->progs.sched_stick_numa_raw,
 	};
-	// The hot tp_btf programs read the run queues' clocks where the
-	// verifier can find them, else CLOCK_MONOTONIC (the _kt twins).
-	struct bpf_program *btf_kt_progs[] = {
-		s->progs.sched_wakeup_btf_kt, s->progs.sched_wakeup_new_btf_kt,
-		s->progs.sched_switch_btf_kt,
-	};
-	const bool rq_clock = btf && kernel_has_data_symbol("runqueues");
 	for (auto *p : btf_progs)
 		bpf_program__set_autoload(p, btf);
 	for (auto *p : raw_progs)
 		bpf_program__set_autoload(p, !btf);
-	for (std::size_t i = 0; i < std::size(btf_kt_progs); i++) {
-		bpf_program__set_autoload(btf_progs[i], rq_clock);
-		bpf_program__set_autoload(btf_kt_progs[i], btf && !rq_clock);
-	}
 	// Each family keeps its per-thread state and counts in its own maps;
 	// the other's are not created (kernels without tp_btf lack task
 	// storage too).  Only tp_btf dumps totals through the task iterator.
 	bpf_map__set_autocreate(s->maps.task_states, btf);
 	bpf_map__set_autocreate(s->maps.exited, btf);
 	bpf_map__set_autocreate(s->maps.dump_record, btf);
-	// The dump adds running slices on the clock the switches use.
-	bpf_program__set_autoload(s->progs.dump_task_totals, rq_clock);
-	bpf_program__set_autoload(s->progs.dump_task_totals_kt, btf && !rq_clock);
+	bpf_program__set_autoload(s->progs.dump_task_totals, btf);
 	bpf_map__set_autocreate(s->maps.pid_states, !btf);
 	bpf_map__set_autocreate(s->maps.tasks, !btf);
 
@@ -411,8 +381,7 @@ SchedTracer SchedTracer::open(const SchedOptions &options)
 	if (btf) {
 		// A first dump stamps the CPUs of threads that have not switched
 		// since the attach, so the first interval counts their slices.
-		impl->dump_link = rq_clock ? s->links.dump_task_totals
-					   : s->links.dump_task_totals_kt;
+		impl->dump_link = s->links.dump_task_totals;
 		impl->totals.interval(dump_totals(impl->dump_link), {});
 	}
 

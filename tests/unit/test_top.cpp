@@ -18,7 +18,7 @@ using mcpctl::TopSort;
 
 constexpr std::uint64_t second_ns = 1000000000ULL;
 
-// A histogram of @n waits in slot @slot (values 2^slot .. 2^(slot+1)-1 us).
+// A histogram of @n waits in slot @slot (real values [2^slot, 2^(slot+1)) us).
 mcp::trace::Log2Histogram waits(unsigned slot, std::uint64_t n)
 {
 	mcp::trace::Log2Histogram h;
@@ -113,14 +113,14 @@ Test(top_format, text_frame)
 	std::string got = mcpctl::format_top_text(f, TopSort::cpu, 0, true, "12:00:00");
 	std::string want =
 		"mcpctl top - 12:00:00, 2.00 s, 2 tasks, sorted by cpu\n"
-		"run queue: 12 waits, p50 25.0 us, p99 2047.0 us\n"
+		"run queue: 12 waits, p50 25.6 us, p99 2048.0 us\n"
 		"LLC counters unavailable on this host (no PMU)\n"
 		"placements: n/a (mcp.ko not loaded)\n"
 		"DMA/job latency per engine unavailable: mcp.ko has no job tracepoints\n"
 		"\n"
 		"    PID    TGID COMM             NODE   CPU%  RUNQ-P50  RUNQ-P99  XNODE/s LLC-M% PLACE  JOB-P99\n"
-		"    300     300 busy                1   75.0      23.5      31.0      3.0    n/a   n/a      n/a\n"
-		"    200     200 idle-ish            0    5.0    1535.5    2047.0      0.0    n/a   n/a      n/a\n";
+		"    300     300 busy                1   75.0      24.0      32.0      3.0    n/a   n/a      n/a\n"
+		"    200     200 idle-ish            0    5.0    1536.0    2048.0      0.0    n/a   n/a      n/a\n";
 	cr_expect_eq(got, want, "got\n%s", got.c_str());
 }
 
@@ -187,8 +187,8 @@ Test(top_format, json_schema)
 	cr_expect_eq(busy["node"], 1);
 	cr_expect_float_eq(busy["cpu_percent"].get<double>(), 75.0, 1e-9);
 	cr_expect_eq(busy["runq_waits"], 10);
-	cr_expect_float_eq(busy["runq_p50_us"].get<double>(), 23.5, 1e-9);
-	cr_expect_float_eq(busy["runq_p99_us"].get<double>(), 31.0, 1e-9);
+	cr_expect_float_eq(busy["runq_p50_us"].get<double>(), 24.0, 1e-9);
+	cr_expect_float_eq(busy["runq_p99_us"].get<double>(), 32.0, 1e-9);
 	cr_expect_eq(busy["cross_node_migrations"], 6);
 	cr_expect_float_eq(busy["cross_node_migrations_per_s"].get<double>(), 3.0, 1e-9);
 	// n/a is null, never 0.
@@ -204,12 +204,12 @@ Test(top_format, job_p99_of_mcp_tasks)
 	auto f = sample_frame();
 	f.jobs_available = true;
 	f.tasks[2].dma_jobs = 4;
-	f.tasks[2].dma_latency_us = waits(10, 4);	// 1024..2047 us
+	f.tasks[2].dma_latency_us = waits(10, 4);	// [1024, 2048) us
 	std::string got = mcpctl::format_top_text(f, TopSort::cpu, 0, true, "12:00:00");
 	cr_expect(got.find("DMA/job") == std::string::npos, "no note when available:\n%s",
 		  got.c_str());
 	// busy submitted jobs; idle-ish none ("-", not 0 or n/a).
-	cr_expect(got.find("n/a   n/a   2047.0\n") != std::string::npos, "got\n%s", got.c_str());
+	cr_expect(got.find("n/a   n/a   2048.0\n") != std::string::npos, "got\n%s", got.c_str());
 	cr_expect(got.find("n/a   n/a        -\n") != std::string::npos, "got\n%s", got.c_str());
 
 	auto parsed = nlohmann::ordered_json::parse(
@@ -217,7 +217,7 @@ Test(top_format, job_p99_of_mcp_tasks)
 	cr_expect_eq(parsed["jobs"]["available"], true);
 	cr_expect(parsed["jobs"]["message"].is_null());
 	cr_expect_eq(parsed["tasks"][0]["dma_jobs"], 4);
-	cr_expect_float_eq(parsed["tasks"][0]["job_p99_us"].get<double>(), 2047.0, 1e-9);
+	cr_expect_float_eq(parsed["tasks"][0]["job_p99_us"].get<double>(), 2048.0, 1e-9);
 	cr_expect_eq(parsed["tasks"][1]["dma_jobs"], 0);
 	cr_expect(parsed["tasks"][1]["job_p99_us"].is_null());
 }

@@ -3,6 +3,7 @@
 // per-task join, /proc and sysfs parsing, filters, mcpctl trace's text and
 // the JSON schemas of Documentation/observability.rst.
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -223,15 +224,33 @@ Test(trace_histogram, slot_bounds_as_runqlat)
 
 Test(trace_histogram, percentiles_interpolate_inside_the_slot)
 {
-	// 4 samples in 2..3, 4 in 8..15.
+	// 4 samples in [2, 4) us, 4 in [8, 16) us: slots hold truncated whole
+	// microseconds, so slot i covers the real values [2^i, 2^(i+1)).
 	Log2Histogram h = hist({0, 4, 0, 4});
 
 	cr_expect_eq(h.count(), 8u);
-	cr_expect_float_eq(h.percentile(50), 3.0, 1e-9);	// 4th sample: end of slot 1
-	cr_expect_float_eq(h.percentile(100), 15.0, 1e-9);
-	cr_expect_float_eq(h.percentile(75), 8 + 7 * 0.5, 1e-9);	// 6th: 2 of 4 into slot 3
-	cr_expect_float_eq(h.percentile(0), 2 + 1 * 0.25, 1e-9);	// the first sample
-	cr_expect_float_eq(h.percentile(250), 15.0, 1e-9);	// clamped
+	cr_expect_float_eq(h.percentile(50), 4.0, 1e-9);	// 4th sample: end of slot 1
+	cr_expect_float_eq(h.percentile(100), 16.0, 1e-9);
+	cr_expect_float_eq(h.percentile(75), 8 + 8 * 0.5, 1e-9);	// 6th: 2 of 4 into slot 3
+	cr_expect_float_eq(h.percentile(0), 2 + 2 * 0.25, 1e-9);	// the first sample
+	cr_expect_float_eq(h.percentile(250), 16.0, 1e-9);	// clamped
+	cr_expect_float_eq(Log2Histogram::slot_end(0), 2.0, 1e-9);
+	cr_expect_float_eq(Log2Histogram::slot_end(10), 2048.0, 1e-9);
+}
+
+// Slot 0 is [0, 2) us: its median is 1 us, not the 0.5 us of [0, 1].
+Test(trace_histogram, slot_zero_covers_zero_to_two_us)
+{
+	Log2Histogram h = hist({10});
+
+	cr_expect_float_eq(h.percentile(50), 1.0, 1e-9);
+	cr_expect_float_eq(h.percentile(90), 1.8, 1e-9);
+	cr_expect_float_eq(h.percentile(100), 2.0, 1e-9);
+	// 10 in slot 0, 10 in [4, 8): p90 is the 18th sample, 8 of 10 into
+	// slot 2.
+	Log2Histogram g = hist({10, 0, 10});
+	cr_expect_float_eq(g.percentile(50), 2.0, 1e-9);
+	cr_expect_float_eq(g.percentile(90), 4 + 4 * 0.8, 1e-9);
 }
 
 Test(trace_histogram, empty_and_merge)
@@ -251,7 +270,7 @@ Test(trace_histogram, c_percentile_matches)
 {
 	const std::uint64_t slots[4] = {0, 4, 0, 4};
 
-	cr_expect_float_eq(mcp_trace_hist_percentile(slots, 4, 75), 11.5, 1e-9);
+	cr_expect_float_eq(mcp_trace_hist_percentile(slots, 4, 75), 12.0, 1e-9);
 	cr_expect_float_eq(mcp_trace_hist_percentile(nullptr, 4, 75), 0.0, 1e-9);
 }
 
@@ -408,7 +427,7 @@ Test(trace_format, sched_text_table)
 	cr_expect(got.find("run-queue latency, 1 tasks, 1.00 s") != std::string::npos, "%s", got.c_str());
 	cr_expect(got.find("    101     100 llama-worker        1      3.0 ms") != std::string::npos,
 		  "%s", got.c_str());
-	cr_expect(got.find("pid = 101 llama-worker") != std::string::npos, "%s", got.c_str());
+	cr_expect(got.find("tid = 101 llama-worker") != std::string::npos, "%s", got.c_str());
 }
 
 Test(trace_format, cache_text_without_pmu)
@@ -539,6 +558,35 @@ Test(trace_cli, missing_cgroup_is_one_line_exit_1)
 	cr_expect_eq(r.exit_code, 1, "exit %d: %s", r.exit_code, r.err.c_str());
 	cr_expect(r.err.rfind("mcpctl: ", 0) == 0 && r.err.find('\n') == r.err.size() - 1,
 		  "%s", r.err.c_str());
+}
+
+// -p with a process that does not exist: exit 1 with one line, not an
+// empty table every interval (trace and top, which share the tracers).
+Test(trace_cli, pid_that_does_not_exist_is_an_error)
+{
+	pid_t gone = fork();
+	if (gone == 0)
+		_exit(0);
+	cr_assert_gt(gone, 0);
+	waitpid(gone, nullptr, 0);	// reaped: the pid names no process now
+	const std::string pid = std::to_string(gone);
+	const bool btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+
+	for (std::vector<std::string> args : {std::vector<std::string>{"trace", "sched", "-p", pid, "0.1", "1"},
+					      {"trace", "cache", "-p", pid, "0.1", "1"},
+					      {"top", "-p", pid, "0.1", "1"}}) {
+		args.insert(args.begin(), MCPCTL_PATH);
+		test::RunResult r = test::run(args);
+
+		cr_expect_eq(r.exit_code, 1, "%s: exit %d: %s", args[1].c_str(), r.exit_code,
+			     r.err.c_str());
+		cr_expect(r.err.rfind("mcpctl: ", 0) == 0 && r.err.find('\n') == r.err.size() - 1,
+			  "%s: %s", args[1].c_str(), r.err.c_str());
+		if (btf)
+			cr_expect(r.err.find("no process " + pid) != std::string::npos, "%s: %s",
+				  args[1].c_str(), r.err.c_str());
+		cr_expect(r.out.empty(), "%s printed a report: %s", args[1].c_str(), r.out.c_str());
+	}
 }
 
 // The host's own kernel, where it allows BPF (root with BTF): one live

@@ -113,7 +113,7 @@ std::string format_sched_text(const mcp::trace::SchedSnapshot &s, bool per_task_
 				   t.migrations, t.cross_node_migrations,
 				   t.numa_moves + t.numa_swaps + t.numa_sticks);
 		if (per_task_histograms && waits) {
-			out += fmt::format("\npid = {} {}\n", t.pid, t.comm);
+			out += fmt::format("\ntid = {} {}\n", t.pid, t.comm);
 			out += format_histogram_text(t.runq_us, "usecs");
 			out += '\n';
 		}

@@ -173,7 +173,9 @@ MCP_EXPORT int mcp_trace_get_task(const struct mcp_trace *trace, size_t index,
  * @slots:	@nr_slots counts (slot 0: 0..1, slot i: 2^i..2^(i+1)-1)
  * @percent:	0..100
  *
- * Return: the value, interpolated inside its slot; 0 for an empty one.
+ * Return: the value, interpolated linearly inside its slot's real bounds
+ * ([0, 2) for slot 0, [2^i, 2^(i+1)) for slot i: the counted values are
+ * truncated); 0 for an empty one.
  */
 MCP_EXPORT double mcp_trace_hist_percentile(const uint64_t *slots, size_t nr_slots,
 					    double percent);

@@ -24,21 +24,26 @@ namespace mcp::trace {
 // Slots of a run-queue latency histogram (bpf/trace_sched.h).
 inline constexpr unsigned histogram_slots = 27;
 
-// A log2 histogram, as runqlat prints it: slot 0 counts values 0..1,
-// slot i > 0 counts values 2^i .. 2^(i+1)-1 (the last slot also counts
-// everything above).
+// A log2 histogram, as runqlat prints it: slot 0 counts the whole values
+// 0..1, slot i > 0 counts 2^i .. 2^(i+1)-1 (the last slot also counts
+// everything above).  The values are truncated (a 3.9 us wait is 3), so
+// slot 0 covers the real values [0, 2) and slot i [2^i, 2^(i+1)).
 struct MCP_EXPORT Log2Histogram {
 	std::vector<std::uint64_t> slots;
 
 	std::uint64_t count() const noexcept;
 	// The value below which @percent (0..100) of the samples fall,
-	// interpolated linearly inside its slot; 0 when empty.
+	// interpolated linearly inside its slot's real bounds
+	// [slot_low(i), slot_end(i)): the k-th of c samples of a slot sits at
+	// low + (end - low) * k / c.  0 when empty.
 	double percentile(double percent) const noexcept;
 	// Adds @other slot by slot.
 	void merge(const Log2Histogram &other);
-	// Smallest and largest value slot @i counts.
+	// Smallest and largest whole value slot @i counts (runqlat's labels).
 	static std::uint64_t slot_low(unsigned i) noexcept;
 	static std::uint64_t slot_high(unsigned i) noexcept;
+	// The real upper bound of slot @i, exclusive: 2^(i+1).
+	static double slot_end(unsigned i) noexcept;
 };
 
 // Which tasks a tracer reports.  Both set: tasks that match both.
