@@ -25,6 +25,7 @@ packages=(
 	libnl-3-dev libnl-genl-3-dev libdrm-dev
 	libcriterion-dev libcli11-dev nlohmann-json3-dev libfmt-dev libjansson-dev
 	libopenblas-dev
+	libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-numpy
 	dkms sparse pciutils numactl libnuma-dev python3 python3-docutils file openssl
 	linux-source-6.1
 )
@@ -79,6 +80,29 @@ if [ ! -x "$ksrc/scripts/extract-vmlinux" ]; then
 	mkdir -p "$ksrc"
 	tar -xf "$tarball" -C "$ksrc" --strip-components=1 --wildcards \
 		'*/scripts/extract-vmlinux'
+fi
+
+# Node and ONNX Runtime's Node binding: the reference the ONNX importer's
+# outputs are compared with (Documentation/onnx.rst).  nodejs from another
+# repository already ships npm (Debian's npm conflicts with it), so npm is
+# installed only when missing.  The binding's CPU provider is inside the
+# package; ONNXRUNTIME_NODE_INSTALL=skip stops its install step from
+# downloading a CUDA provider (which fails offline).
+if ! command -v node >/dev/null 2>&1; then
+	echo "install-deps: installing nodejs"
+	apt_install nodejs
+fi
+if ! command -v npm >/dev/null 2>&1; then
+	echo "install-deps: installing npm"
+	apt_install npm
+fi
+ort_version=1.30.0
+ort=$build/onnxruntime-node
+if [ "$(node -p "require('$ort/node_modules/onnxruntime-node/package.json').version" 2>/dev/null)" != "$ort_version" ]; then
+	echo "install-deps: installing onnxruntime-node@$ort_version into $ort"
+	mkdir -p "$ort"
+	ONNXRUNTIME_NODE_INSTALL=skip npm install --prefix "$ort" --no-audit --no-fund \
+		--loglevel=error --save-exact "onnxruntime-node@$ort_version" >/dev/null
 fi
 
 echo "install-deps: ready (VM kernel $kver)"
