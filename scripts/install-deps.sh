@@ -82,8 +82,8 @@ if [ ! -x "$ksrc/scripts/extract-vmlinux" ]; then
 		'*/scripts/extract-vmlinux'
 fi
 
-# Node and ONNX Runtime's Node binding: the reference the ONNX importer's
-# outputs are compared with (Documentation/onnx.rst).  nodejs from another
+# Node and ONNX Runtime's Node binding: the reference that imported ONNX
+# models' outputs are compared with.  nodejs from another
 # repository already ships npm (Debian's npm conflicts with it), so npm is
 # installed only when missing.  The binding's CPU provider is inside the
 # package; ONNXRUNTIME_NODE_INSTALL=skip stops its install step from
