@@ -47,7 +47,8 @@ const volatile __u32 targ_tgid = 0;
 const volatile bool filter_cgroup = false;
 const volatile __u64 targ_cgroup_id = 0;
 
-/* Tasks not recorded because "tasks" was full. */
+/* Threads or events not recorded: a table full, or no state for a thread
+ * (its task storage could not be allocated). */
 __u64 dropped_tasks = 0;
 
 /* CPU -> NUMA node, filled by the loader from the topology. */
@@ -187,6 +188,17 @@ static __always_inline struct thread_state *state_of(struct task_struct *p, __u3
 	return bpf_map_lookup_elem(&pid_states, &pid);
 }
 
+/* state_of(), counting an event it cannot record in dropped_tasks. */
+static __always_inline struct thread_state *state_or_drop(struct task_struct *p, __u32 pid,
+							  const bool btf)
+{
+	struct thread_state *st = state_of(p, pid, btf);
+
+	if (!st)
+		__sync_fetch_and_add(&dropped_tasks, 1);
+	return st;
+}
+
 static __always_inline __u32 node_of(__u32 cpu)
 {
 	__u32 *node = bpf_map_lookup_elem(&cpu_node, &cpu);
@@ -260,7 +272,7 @@ static __always_inline int on_wakeup(struct task_struct *p, const bool btf)
 	if (!pid || !task_selected(p, btf))
 		return 0;
 	now = clock_now();	/* before the lookup, which may allocate */
-	st = state_of(p, pid, btf);
+	st = state_or_drop(p, pid, btf);
 	if (st)
 		st->runnable_since = now;
 	return 0;
@@ -283,7 +295,7 @@ static __always_inline void switch_out(struct task_struct *prev, __u32 cpu, __u6
 	struct mcp_sched_task *t;
 	struct thread_state *st;
 
-	st = state_of(prev, pid, btf);
+	st = state_or_drop(prev, pid, btf);
 	if (!st && btf)
 		return;
 	state = TASK_READ(btf, prev, __state);
@@ -323,7 +335,7 @@ static __always_inline void switch_in(struct task_struct *next, __u32 cpu, __u64
 	__u64 delta = 0, slot;
 	bool waited;
 
-	st = state_of(next, pid, btf);
+	st = state_or_drop(next, pid, btf);
 	if (!st)
 		return;
 	waited = st->runnable_since && (__s64)(now - st->runnable_since) >= 0;
@@ -499,8 +511,14 @@ static __always_inline void add_running_slice(struct mcp_sched_task *out,
  * tp_btf family: each live thread's totals, one struct mcp_sched_task per
  * thread with task storage, read by the loader each interval, with the
  * slice a thread on a CPU has run so far (add_running_slice()).  A
- * selected thread on a CPU without storage (it has not switched since
- * the tracer attached) gets its storage here.  The per-interval maximum
+ * selected thread without storage gets it here, in process context: the
+ * loader's first dump, right after the attach, gives every thread already
+ * there its storage before its first event.  Created at an event
+ * instead, it may fail: task storage comes from a per-CPU cache that is
+ * refilled from irq_work, and a burst of first events with interrupts off
+ * (SIGCONT waking a stopped thread group under its siglock, the wake list
+ * of an IPI) empties it; the event is then lost (dropped_tasks).  The
+ * per-interval maximum
  * restarts here; a wait ending on another CPU between the copy and the
  * reset is lost to it (not to the counts).
  */
@@ -514,7 +532,7 @@ static __always_inline int dump_task(struct bpf_iter__task *ctx)
 	if (!task)
 		return 0;
 	ts = bpf_task_storage_get(&task_states, task, NULL, 0);
-	if (!ts && task->pid && task_on_cpu(task) && task_selected(task, true))
+	if (!ts && task->pid && task_selected(task, true))
 		ts = bpf_task_storage_get(&task_states, task, NULL,
 					  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	out = bpf_map_lookup_elem(&dump_record, &zero);

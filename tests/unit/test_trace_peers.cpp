@@ -455,9 +455,8 @@ Test(trace_peers, two_spinners_on_one_cpu_agree_with_runqlat_and_themselves)
 // A stopped thread group continued by SIGCONT (issue #16, item 3): every
 // thread's first wait after the SIGCONT is recorded, as runqlat records
 // it, or counted in dropped_tasks.  The child's 9 threads sleep in a loop;
-// the tracers attach while the group is stopped.  Disabled: it reproduces
-// the bug on the build host's 6.18 (2026-12-02: mcp 22 waits, 0 dropped,
-// runqlat 30), which is not fixed yet; enable it with the fix.
+// the tracers attach while the group is stopped, so the threads' first
+// events after the attach come in one burst with interrupts off.
 void *sleeper(void *)
 {
 	for (;;) {
@@ -467,7 +466,7 @@ void *sleeper(void *)
 	return nullptr;
 }
 
-Test(trace_peers, sigcont_first_waits_are_recorded, .disabled = true)
+Test(trace_peers, sigcont_first_waits_are_recorded)
 {
 	skip_unless_peers();
 	pid_t child = fork();
