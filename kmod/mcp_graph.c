@@ -6,7 +6,8 @@
  *
  * A graph is copied once, checked in the order of
  * Documentation/graphs.rst (libmcp's validator reports the same first
- * error for the same bytes), and its dependency graph stored as CSR.
+ * error for the same bytes, but for the rules of worker operators, which
+ * are libmcp's alone), and its dependency graph stored as CSR.
  * The header is read and checked before anything is allocated, so the
  * allocation is bounded by the max_* knobs.  As for BOs, a new graph's
  * handle is reserved by the handler and published only after the copy
@@ -97,15 +98,23 @@ static bool mcp_graph_range_ok(u32 offset, u32 len, u32 blob_len)
 	return (u64)offset + len <= blob_len;
 }
 
-static bool mcp_f32_finite(u32 bits)
+/*
+ * The operators the kernel runs itself (cpu engine, device) are checked
+ * in full.  Any op of the worker range is opaque (MCP_FEAT_WORKER_OPS):
+ * what the kernel checks of a worker node is only what keeps it and the
+ * other nodes safe (slots, tensor bounds, aliasing, dependencies, the
+ * engine class, the parameters' blob range and size); the operator's
+ * rules are libmcp's, checked where the graph is loaded.
+ */
+static bool mcp_graph_op_worker(u16 op)
 {
-	return ((bits >> 23) & 0xff) != 0xff;
+	return op >= MCP_OP_WNOP;	/* the worker range: 64 .. 65535 */
 }
 
 static bool mcp_graph_op_known(u16 op)
 {
 	return (op >= MCP_OP_NOP && op <= MCP_OP_DEQUANT_I8) ||
-	       (op >= MCP_OP_WNOP && op <= MCP_OP_MATMUL_I8);
+	       mcp_graph_op_worker(op);
 }
 
 static bool mcp_graph_engine_runs(u8 engine, u16 op)
@@ -124,23 +133,12 @@ static bool mcp_graph_engine_runs(u8 engine, u16 op)
 	}
 }
 
-/* Inputs and outputs each operator takes: [min, max] of both. */
+/* Inputs and outputs a kernel operator takes (a worker's: any slots). */
 static bool mcp_graph_arity_ok(u16 op, u8 n_in, u8 n_out)
 {
-	switch (op) {
-	case MCP_OP_NOP:
-	case MCP_OP_WNOP:
+	if (op == MCP_OP_NOP || mcp_graph_op_worker(op))
 		return true;
-	case MCP_OP_MATMUL:
-		return (n_in == 2 || n_in == 3) && n_out == 1;
-	case MCP_OP_ADD:
-	case MCP_OP_MATMUL_I8:
-		return n_in == 2 && n_out == 1;
-	case MCP_OP_LAYERNORM:
-		return n_in == 3 && n_out == 1;
-	default:
-		return n_in == 1 && n_out == 1;
-	}
+	return n_in == 1 && n_out == 1;
 }
 
 static bool mcp_graph_tensors_overlap(const struct mcp_graph *graph, u32 a, u32 b)
@@ -325,47 +323,24 @@ static int mcp_graph_check_tensors(struct mcp_graph *graph,
 	return 0;
 }
 
-/* 4e. Parameters of one node (param_len <= 256, range checked) */
+/* 4e. Parameters of one node (range checked) */
 static bool mcp_graph_param_ok(const struct mcp_graph *graph,
 			       const struct mcp_graph_node *n)
 {
-	const u8 *p = graph->blob + n->param_offset;
-	struct mcp_graph_matmul_i8 mi8;
-	struct mcp_graph_matmul mm;
 	struct mcp_graph_quant q;
-	struct mcp_graph_norm nm;
 
 	if (n->param_len > MCP_GRAPH_MAX_PARAM)
 		return false;
+	if (mcp_graph_op_worker(n->op))
+		return true;
 	switch (n->op) {
 	case MCP_OP_QUANT_I8:
 	case MCP_OP_DEQUANT_I8:
 		if (n->param_len != sizeof(q))
 			return false;
-		memcpy(&q, p, sizeof(q));
+		memcpy(&q, graph->blob + n->param_offset, sizeof(q));
 		return mcp_graph_f32_positive(q.scale) && q.zero_point >= -128 &&
 		       q.zero_point <= 127;
-	case MCP_OP_MATMUL:
-		if (!n->param_len)
-			return true;
-		if (n->param_len != sizeof(mm))
-			return false;
-		memcpy(&mm, p, sizeof(mm));
-		return !(mm.flags & ~MCP_MATMUL_FLAGS) &&
-		       mcp_f32_finite(mm.alpha);
-	case MCP_OP_LAYERNORM:
-		if (n->param_len != sizeof(nm))
-			return false;
-		memcpy(&nm, p, sizeof(nm));
-		return mcp_graph_f32_positive(nm.eps) && !nm.reserved;
-	case MCP_OP_MATMUL_I8:
-		if (n->param_len != sizeof(mi8))
-			return false;
-		memcpy(&mi8, p, sizeof(mi8));
-		return mcp_graph_f32_positive(mi8.scale_a) &&
-		       mcp_graph_f32_positive(mi8.scale_b) &&
-		       mi8.zero_a >= -128 && mi8.zero_a <= 127 &&
-		       mi8.zero_b >= -128 && mi8.zero_b <= 127;
 	default:
 		return !n->param_len;
 	}
@@ -376,20 +351,6 @@ static bool mcp_graph_same_dims(const struct mcp_graph_tensor *a,
 {
 	return a->rank == b->rank &&
 	       !memcmp(a->dims, b->dims, sizeof(a->dims));
-}
-
-static bool mcp_graph_all_f32(const struct mcp_graph *graph,
-			      const struct mcp_graph_node *n)
-{
-	u32 k;
-
-	for (k = 0; k < n->n_inputs; k++)
-		if (graph->tensors[n->inputs[k]].dtype != MCP_DTYPE_F32)
-			return false;
-	for (k = 0; k < n->n_outputs; k++)
-		if (graph->tensors[n->outputs[k]].dtype != MCP_DTYPE_F32)
-			return false;
-	return true;
 }
 
 static bool mcp_graph_tile16_ok(const struct mcp_graph *graph,
@@ -410,66 +371,7 @@ static bool mcp_graph_tile16_ok(const struct mcp_graph *graph,
 	       out->dims[4] == 16;
 }
 
-static bool mcp_graph_matmul_ok(const struct mcp_graph *graph,
-				const struct mcp_graph_node *n)
-{
-	const struct mcp_graph_tensor *a = &graph->tensors[n->inputs[0]];
-	const struct mcp_graph_tensor *b = &graph->tensors[n->inputs[1]];
-	const struct mcp_graph_tensor *c = &graph->tensors[n->outputs[0]];
-	struct mcp_graph_matmul mm = { .flags = 0 };
-	u32 m, ka, kb, nn;
-
-	if (n->param_len)
-		memcpy(&mm, graph->blob + n->param_offset, sizeof(mm));
-	if (!mcp_graph_all_f32(graph, n) || a->rank != 2 || b->rank != 2 ||
-	    c->rank != 2)
-		return false;
-	m = mm.flags & MCP_MATMUL_TRANS_A ? a->dims[1] : a->dims[0];
-	ka = mm.flags & MCP_MATMUL_TRANS_A ? a->dims[0] : a->dims[1];
-	kb = mm.flags & MCP_MATMUL_TRANS_B ? b->dims[1] : b->dims[0];
-	nn = mm.flags & MCP_MATMUL_TRANS_B ? b->dims[0] : b->dims[1];
-	if (ka != kb || c->dims[0] != m || c->dims[1] != nn)
-		return false;
-	if (n->n_inputs == 3) {
-		const struct mcp_graph_tensor *bias =
-			&graph->tensors[n->inputs[2]];
-
-		return bias->rank == 1 && bias->dims[0] == nn;
-	}
-	return true;
-}
-
-static bool mcp_graph_layernorm_ok(const struct mcp_graph *graph,
-				   const struct mcp_graph_node *n)
-{
-	const struct mcp_graph_tensor *x = &graph->tensors[n->inputs[0]];
-	const struct mcp_graph_tensor *g = &graph->tensors[n->inputs[1]];
-	const struct mcp_graph_tensor *b = &graph->tensors[n->inputs[2]];
-	const struct mcp_graph_tensor *y = &graph->tensors[n->outputs[0]];
-	u32 d;
-
-	if (!mcp_graph_all_f32(graph, n) || x->rank < 1 ||
-	    !mcp_graph_same_dims(x, y))
-		return false;
-	d = x->dims[x->rank - 1];
-	return g->rank == 1 && g->dims[0] == d && b->rank == 1 &&
-	       b->dims[0] == d;
-}
-
-static bool mcp_graph_matmul_i8_ok(const struct mcp_graph *graph,
-				   const struct mcp_graph_node *n)
-{
-	const struct mcp_graph_tensor *a = &graph->tensors[n->inputs[0]];
-	const struct mcp_graph_tensor *b = &graph->tensors[n->inputs[1]];
-	const struct mcp_graph_tensor *c = &graph->tensors[n->outputs[0]];
-
-	return a->dtype == MCP_DTYPE_I8 && b->dtype == MCP_DTYPE_I8 &&
-	       c->dtype == MCP_DTYPE_F32 && a->rank == 2 && b->rank == 2 &&
-	       c->rank == 2 && a->dims[1] == b->dims[0] &&
-	       c->dims[0] == a->dims[0] && c->dims[1] == b->dims[1];
-}
-
-/* 4f. Dtypes, shapes and layouts of one node */
+/* 4f. Dtypes, shapes and layouts of one node the kernel runs */
 static bool mcp_graph_shape_ok(const struct mcp_graph *graph,
 			       const struct mcp_graph_node *n)
 {
@@ -477,6 +379,8 @@ static bool mcp_graph_shape_ok(const struct mcp_graph *graph,
 	const struct mcp_graph_tensor *out0 = &graph->tensors[n->outputs[0]];
 	u32 k;
 
+	if (mcp_graph_op_worker(n->op))
+		return true;
 	if (n->op == MCP_OP_COPY)
 		return graph->tensor_bytes[n->inputs[0]] ==
 		       graph->tensor_bytes[n->outputs[0]];
@@ -499,24 +403,7 @@ static bool mcp_graph_shape_ok(const struct mcp_graph *graph,
 		return in0->dtype == MCP_DTYPE_I8 &&
 		       out0->dtype == MCP_DTYPE_F32 &&
 		       mcp_graph_same_dims(in0, out0);
-	case MCP_OP_MATMUL:
-		return mcp_graph_matmul_ok(graph, n);
-	case MCP_OP_ADD:
-		return mcp_graph_all_f32(graph, n) &&
-		       mcp_graph_same_dims(in0, &graph->tensors[n->inputs[1]]) &&
-		       mcp_graph_same_dims(in0, out0);
-	case MCP_OP_RELU:
-	case MCP_OP_GELU:
-		return mcp_graph_all_f32(graph, n) &&
-		       mcp_graph_same_dims(in0, out0);
-	case MCP_OP_SOFTMAX:
-		return mcp_graph_all_f32(graph, n) && in0->rank >= 1 &&
-		       mcp_graph_same_dims(in0, out0);
-	case MCP_OP_LAYERNORM:
-		return mcp_graph_layernorm_ok(graph, n);
-	case MCP_OP_MATMUL_I8:
-		return mcp_graph_matmul_i8_ok(graph, n);
-	default:	/* NOP, WNOP */
+	default:	/* NOP */
 		return true;
 	}
 }

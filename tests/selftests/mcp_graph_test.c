@@ -9,6 +9,8 @@
  * failing nodes, time-outs, killed workers (re-queued once, then -EPIPE),
  * closing the fd mid-execution, executions in flight together, threads,
  * in-fences from DMA jobs, and jobs placed on the node of their data;
+ * worker operators opaque to the kernel (MCP_FEAT_WORKER_OPS); what
+ * GRAPH_CREATE costs (a memory cgroup, a fatal signal, the work bound);
  * COPY on the edu device's DMA engine from its device fd.
  */
 #include "mcp_bo.h"
@@ -640,11 +642,18 @@ static unsigned int run_table(struct __test_metadata *_metadata, int fd,
 			      int compact)
 {
 	static uint8_t bytes[MCP_GRAPH_CASE_MAX_BYTES];
+	struct mcp_version v = { .size = sizeof(v) };
 	struct mcp_graph_case_graph g;
 	unsigned int valid = 0, refused = 0;
+	int opaque;
 
+	ASSERT_EQ(0, mcp_ioctl(fd, MCP_IOC_GET_VERSION, &v));
+	opaque = !!(v.features & MCP_FEAT_WORKER_OPS);
 	for (size_t i = 0; i < MCP_GRAPH_N_CASES; i++) {
 		const struct mcp_graph_case *c = &mcp_graph_cases[i];
+		/* Worker operator rules are libmcp's with MCP_FEAT_WORKER_OPS. */
+		__u32 reason = opaque && (c->flags & MCP_GRAPH_CASE_WORKER_RULE) ?
+			       MCP_GRAPH_OK : c->reason;
 		size_t len;
 		struct mcp_graph_create arg;
 		__u32 bo[MCP_GRAPH_CASE_MAX_BUFFERS];
@@ -670,7 +679,7 @@ static unsigned int run_table(struct __test_metadata *_metadata, int fd,
 		create_arg(&arg, bytes, len, bo, g.n_buffers);
 		arg.error_reason = arg.error_kind = arg.error_index = 0xdead;
 		ret = mcp_ioctl(fd, MCP_IOC_GRAPH_CREATE, &arg);
-		if (c->reason == MCP_GRAPH_OK) {
+		if (reason == MCP_GRAPH_OK) {
 			EXPECT_EQ(0, ret) TH_LOG("%s%s: %s (reason %u kind %u index %u)",
 						 c->name, compact ? " (v2)" : "",
 						 strerror(-ret), arg.error_reason,
@@ -684,7 +693,7 @@ static unsigned int run_table(struct __test_metadata *_metadata, int fd,
 			}
 		} else {
 			EXPECT_EQ(-EINVAL, ret) TH_LOG("%s: %s", c->name, strerror(-ret));
-			EXPECT_EQ(c->reason, arg.error_reason) TH_LOG("%s", c->name);
+			EXPECT_EQ(reason, arg.error_reason) TH_LOG("%s", c->name);
 			EXPECT_EQ(c->kind, arg.error_kind) TH_LOG("%s", c->name);
 			EXPECT_EQ(c->index, arg.error_index) TH_LOG("%s", c->name);
 			EXPECT_EQ(0, arg.handle) TH_LOG("%s", c->name);
@@ -2262,6 +2271,85 @@ TEST_F_TIMEOUT(graph, jobs_run_on_data_node, 120)
 	}
 	for (int i = 0; i < n; i++)
 		worker_stop(&w[i]);
+}
+
+/*
+ * An op the kernel has never heard of, in the worker range, on a WORKER
+ * node: with MCP_FEAT_WORKER_OPS, GRAPH_CREATE takes it with any slot
+ * counts, shapes and parameters that stay inside their buffers and blob,
+ * and a worker's read delivers it as given (op code, tensors, parameter
+ * bytes).  Still refused: an op outside the worker range, a worker op on
+ * the cpu engine, parameters over MCP_GRAPH_MAX_PARAM, aliasing.
+ */
+TEST_F_TIMEOUT(graph, unknown_worker_op_is_opaque, 60)
+{
+	static const uint8_t param[12] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
+	struct mcp_version v = { .size = sizeof(v) };
+	struct mcp_graph_case_graph g;
+	struct mcp_worker_job job;
+	struct mcp_graph_create c;
+	struct mcp_graph_exec e;
+	__u32 bo[1];
+	int wfd, fence;
+
+	ASSERT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_GET_VERSION, &v));
+	EXPECT_TRUE(v.features & MCP_FEAT_WORKER_OPS);
+	/* Op 4000 over an I8 [3] and an F32 [2][5]: no worker rule holds. */
+	mcp_graph_case_init(&g);
+	mcp_graph_case_buffer(&g, 4096, 0);
+	mcp_graph_case_tensor(&g, 0, MCP_DTYPE_I8, 0, 1, 3);
+	mcp_graph_case_tensor(&g, 0, MCP_DTYPE_F32, 64, 2, 2, 5);
+	mcp_graph_case_tensor(&g, 0, MCP_DTYPE_U8, 128, 1, 7);
+	mcp_graph_case_node(&g, 4000, MCP_GRAPH_ENGINE_WORKER, 2, 1, 0, 1, 2);
+	mcp_graph_case_param(&g, 0, param, sizeof(param));
+	ASSERT_EQ(0, create_graph(&self->bos, &g, bo, &c))
+		TH_LOG("op 4000 refused: reason %u kind %u index %u",
+		       c.error_reason, c.error_kind, c.error_index);
+
+	wfd = worker_register(self->fd, -1, NULL);
+	ASSERT_LE(0, wfd);
+	exec_arg(&e, c.handle, NULL, 0);
+	fence = graph_exec(self->fd, &e);
+	ASSERT_LE(0, fence);
+	ASSERT_EQ(sizeof(job), read(wfd, &job, sizeof(job)));
+	EXPECT_EQ(4000, job.op);
+	EXPECT_EQ(0, job.node);
+	EXPECT_EQ(2, job.n_inputs);
+	EXPECT_EQ(1, job.n_outputs);
+	EXPECT_EQ(MCP_DTYPE_I8, job.inputs[0].dtype);
+	EXPECT_EQ(3, job.inputs[0].dims[0]);
+	EXPECT_EQ(2, job.inputs[1].rank);
+	EXPECT_EQ(5, job.inputs[1].dims[1]);
+	EXPECT_EQ(128, job.outputs[0].offset);
+	EXPECT_EQ(sizeof(param), job.param_len);
+	EXPECT_EQ(0, memcmp(job.param, param, sizeof(param)));
+	EXPECT_EQ(0, job_done(wfd, job.job_id, 0));
+	EXPECT_EQ(1, fence_finish(fence, 5000));
+	close(wfd);
+	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
+
+	/* The highest op of the range; refusals the kernel keeps. */
+	g.nodes[0].op = 65535;
+	ASSERT_EQ(0, create_graph(&self->bos, &g, bo, &c));
+	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
+	g.nodes[0].op = 63;
+	EXPECT_EQ(-EINVAL, create_graph(&self->bos, &g, bo, &c));
+	EXPECT_EQ(MCP_GRAPH_ERR_OP, c.error_reason);
+	g.nodes[0].op = 4000;
+	g.nodes[0].engine = MCP_GRAPH_ENGINE_CPU;
+	EXPECT_EQ(-EINVAL, create_graph(&self->bos, &g, bo, &c));
+	EXPECT_EQ(MCP_GRAPH_ERR_ENGINE, c.error_reason);
+	g.nodes[0].engine = MCP_GRAPH_ENGINE_WORKER;
+	g.nodes[0].outputs[0] = 0;	/* onto in0, not in place */
+	EXPECT_EQ(-EINVAL, create_graph(&self->bos, &g, bo, &c));
+	EXPECT_EQ(MCP_GRAPH_ERR_ALIAS, c.error_reason);
+	g.nodes[0].outputs[0] = 2;
+	g.tensors[2].offset = 4096 - 64 + 8;	/* past the buffer (unaligned) */
+	EXPECT_EQ(-EINVAL, create_graph(&self->bos, &g, bo, &c));
+	EXPECT_EQ(MCP_GRAPH_ERR_TENSOR, c.error_reason);
+	g.tensors[2].offset = 4096;
+	EXPECT_EQ(-EINVAL, create_graph(&self->bos, &g, bo, &c));
+	EXPECT_EQ(MCP_GRAPH_ERR_BOUNDS, c.error_reason);
 }
 
 /* ---- GRAPH_CREATE's cost: memory charged, time, fatal signals ---- */
