@@ -6,7 +6,8 @@
  *
  * A graph is copied once, checked in the order of
  * Documentation/graphs.rst (libmcp's validator reports the same first
- * error for the same bytes), and its dependency graph stored as CSR.
+ * error for the same bytes, but for the rules of worker operators, which
+ * are libmcp's alone), and its dependency graph stored as CSR.
  * The header is read and checked before anything is allocated, so the
  * allocation is bounded by the max_* knobs.  As for BOs, a new graph's
  * handle is reserved by the handler and published only after the copy
@@ -19,8 +20,11 @@
 
 #include <linux/device.h>
 #include <linux/kernel.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/sysfs.h>
@@ -41,6 +45,7 @@
 #define MCP_GRAPH_TIMEOUT_CAP	3600000
 #define MCP_GRAPH_HISTORY_CAP	4096
 #define MCP_GRAPH_EXECS_CAP	65536
+#define MCP_GRAPH_DEP_WORK_CAP	BIT(26)
 /* Graph handles, as BO handles */
 #define MCP_GRAPH_HANDLE_MAX	((1U << 24) - 1)
 
@@ -57,6 +62,7 @@ struct mcp_graph_knobs mcp_graph_knobs = {
 	.exec_timeout_max_ms = 600000,
 	.exec_history_len = 64,
 	.max_execs_in_flight = 256,
+	.max_dep_work = 1U << 20,
 };
 
 static int mcp_graph_fail(struct mcp_graph_err *err, u32 reason, u32 kind,
@@ -92,15 +98,23 @@ static bool mcp_graph_range_ok(u32 offset, u32 len, u32 blob_len)
 	return (u64)offset + len <= blob_len;
 }
 
-static bool mcp_f32_finite(u32 bits)
+/*
+ * The operators the kernel runs itself (cpu engine, device) are checked
+ * in full.  Any op of the worker range is opaque (MCP_FEAT_WORKER_OPS):
+ * what the kernel checks of a worker node is only what keeps it and the
+ * other nodes safe (slots, tensor bounds, aliasing, dependencies, the
+ * engine class, the parameters' blob range and size); the operator's
+ * rules are libmcp's, checked where the graph is loaded.
+ */
+static bool mcp_graph_op_worker(u16 op)
 {
-	return ((bits >> 23) & 0xff) != 0xff;
+	return op >= MCP_OP_WNOP;	/* the worker range: 64 .. 65535 */
 }
 
 static bool mcp_graph_op_known(u16 op)
 {
 	return (op >= MCP_OP_NOP && op <= MCP_OP_DEQUANT_I8) ||
-	       (op >= MCP_OP_WNOP && op <= MCP_OP_MATMUL_I8);
+	       mcp_graph_op_worker(op);
 }
 
 static bool mcp_graph_engine_runs(u8 engine, u16 op)
@@ -119,23 +133,12 @@ static bool mcp_graph_engine_runs(u8 engine, u16 op)
 	}
 }
 
-/* Inputs and outputs each operator takes: [min, max] of both. */
+/* Inputs and outputs a kernel operator takes (a worker's: any slots). */
 static bool mcp_graph_arity_ok(u16 op, u8 n_in, u8 n_out)
 {
-	switch (op) {
-	case MCP_OP_NOP:
-	case MCP_OP_WNOP:
+	if (op == MCP_OP_NOP || mcp_graph_op_worker(op))
 		return true;
-	case MCP_OP_MATMUL:
-		return (n_in == 2 || n_in == 3) && n_out == 1;
-	case MCP_OP_ADD:
-	case MCP_OP_MATMUL_I8:
-		return n_in == 2 && n_out == 1;
-	case MCP_OP_LAYERNORM:
-		return n_in == 3 && n_out == 1;
-	default:
-		return n_in == 1 && n_out == 1;
-	}
+	return n_in == 1 && n_out == 1;
 }
 
 static bool mcp_graph_tensors_overlap(const struct mcp_graph *graph, u32 a, u32 b)
@@ -320,47 +323,24 @@ static int mcp_graph_check_tensors(struct mcp_graph *graph,
 	return 0;
 }
 
-/* 4e. Parameters of one node (param_len <= 256, range checked) */
+/* 4e. Parameters of one node (range checked) */
 static bool mcp_graph_param_ok(const struct mcp_graph *graph,
 			       const struct mcp_graph_node *n)
 {
-	const u8 *p = graph->blob + n->param_offset;
-	struct mcp_graph_matmul_i8 mi8;
-	struct mcp_graph_matmul mm;
 	struct mcp_graph_quant q;
-	struct mcp_graph_norm nm;
 
 	if (n->param_len > MCP_GRAPH_MAX_PARAM)
 		return false;
+	if (mcp_graph_op_worker(n->op))
+		return true;
 	switch (n->op) {
 	case MCP_OP_QUANT_I8:
 	case MCP_OP_DEQUANT_I8:
 		if (n->param_len != sizeof(q))
 			return false;
-		memcpy(&q, p, sizeof(q));
+		memcpy(&q, graph->blob + n->param_offset, sizeof(q));
 		return mcp_graph_f32_positive(q.scale) && q.zero_point >= -128 &&
 		       q.zero_point <= 127;
-	case MCP_OP_MATMUL:
-		if (!n->param_len)
-			return true;
-		if (n->param_len != sizeof(mm))
-			return false;
-		memcpy(&mm, p, sizeof(mm));
-		return !(mm.flags & ~MCP_MATMUL_FLAGS) &&
-		       mcp_f32_finite(mm.alpha);
-	case MCP_OP_LAYERNORM:
-		if (n->param_len != sizeof(nm))
-			return false;
-		memcpy(&nm, p, sizeof(nm));
-		return mcp_graph_f32_positive(nm.eps) && !nm.reserved;
-	case MCP_OP_MATMUL_I8:
-		if (n->param_len != sizeof(mi8))
-			return false;
-		memcpy(&mi8, p, sizeof(mi8));
-		return mcp_graph_f32_positive(mi8.scale_a) &&
-		       mcp_graph_f32_positive(mi8.scale_b) &&
-		       mi8.zero_a >= -128 && mi8.zero_a <= 127 &&
-		       mi8.zero_b >= -128 && mi8.zero_b <= 127;
 	default:
 		return !n->param_len;
 	}
@@ -371,20 +351,6 @@ static bool mcp_graph_same_dims(const struct mcp_graph_tensor *a,
 {
 	return a->rank == b->rank &&
 	       !memcmp(a->dims, b->dims, sizeof(a->dims));
-}
-
-static bool mcp_graph_all_f32(const struct mcp_graph *graph,
-			      const struct mcp_graph_node *n)
-{
-	u32 k;
-
-	for (k = 0; k < n->n_inputs; k++)
-		if (graph->tensors[n->inputs[k]].dtype != MCP_DTYPE_F32)
-			return false;
-	for (k = 0; k < n->n_outputs; k++)
-		if (graph->tensors[n->outputs[k]].dtype != MCP_DTYPE_F32)
-			return false;
-	return true;
 }
 
 static bool mcp_graph_tile16_ok(const struct mcp_graph *graph,
@@ -405,66 +371,7 @@ static bool mcp_graph_tile16_ok(const struct mcp_graph *graph,
 	       out->dims[4] == 16;
 }
 
-static bool mcp_graph_matmul_ok(const struct mcp_graph *graph,
-				const struct mcp_graph_node *n)
-{
-	const struct mcp_graph_tensor *a = &graph->tensors[n->inputs[0]];
-	const struct mcp_graph_tensor *b = &graph->tensors[n->inputs[1]];
-	const struct mcp_graph_tensor *c = &graph->tensors[n->outputs[0]];
-	struct mcp_graph_matmul mm = { .flags = 0 };
-	u32 m, ka, kb, nn;
-
-	if (n->param_len)
-		memcpy(&mm, graph->blob + n->param_offset, sizeof(mm));
-	if (!mcp_graph_all_f32(graph, n) || a->rank != 2 || b->rank != 2 ||
-	    c->rank != 2)
-		return false;
-	m = mm.flags & MCP_MATMUL_TRANS_A ? a->dims[1] : a->dims[0];
-	ka = mm.flags & MCP_MATMUL_TRANS_A ? a->dims[0] : a->dims[1];
-	kb = mm.flags & MCP_MATMUL_TRANS_B ? b->dims[1] : b->dims[0];
-	nn = mm.flags & MCP_MATMUL_TRANS_B ? b->dims[0] : b->dims[1];
-	if (ka != kb || c->dims[0] != m || c->dims[1] != nn)
-		return false;
-	if (n->n_inputs == 3) {
-		const struct mcp_graph_tensor *bias =
-			&graph->tensors[n->inputs[2]];
-
-		return bias->rank == 1 && bias->dims[0] == nn;
-	}
-	return true;
-}
-
-static bool mcp_graph_layernorm_ok(const struct mcp_graph *graph,
-				   const struct mcp_graph_node *n)
-{
-	const struct mcp_graph_tensor *x = &graph->tensors[n->inputs[0]];
-	const struct mcp_graph_tensor *g = &graph->tensors[n->inputs[1]];
-	const struct mcp_graph_tensor *b = &graph->tensors[n->inputs[2]];
-	const struct mcp_graph_tensor *y = &graph->tensors[n->outputs[0]];
-	u32 d;
-
-	if (!mcp_graph_all_f32(graph, n) || x->rank < 1 ||
-	    !mcp_graph_same_dims(x, y))
-		return false;
-	d = x->dims[x->rank - 1];
-	return g->rank == 1 && g->dims[0] == d && b->rank == 1 &&
-	       b->dims[0] == d;
-}
-
-static bool mcp_graph_matmul_i8_ok(const struct mcp_graph *graph,
-				   const struct mcp_graph_node *n)
-{
-	const struct mcp_graph_tensor *a = &graph->tensors[n->inputs[0]];
-	const struct mcp_graph_tensor *b = &graph->tensors[n->inputs[1]];
-	const struct mcp_graph_tensor *c = &graph->tensors[n->outputs[0]];
-
-	return a->dtype == MCP_DTYPE_I8 && b->dtype == MCP_DTYPE_I8 &&
-	       c->dtype == MCP_DTYPE_F32 && a->rank == 2 && b->rank == 2 &&
-	       c->rank == 2 && a->dims[1] == b->dims[0] &&
-	       c->dims[0] == a->dims[0] && c->dims[1] == b->dims[1];
-}
-
-/* 4f. Dtypes, shapes and layouts of one node */
+/* 4f. Dtypes, shapes and layouts of one node the kernel runs */
 static bool mcp_graph_shape_ok(const struct mcp_graph *graph,
 			       const struct mcp_graph_node *n)
 {
@@ -472,6 +379,8 @@ static bool mcp_graph_shape_ok(const struct mcp_graph *graph,
 	const struct mcp_graph_tensor *out0 = &graph->tensors[n->outputs[0]];
 	u32 k;
 
+	if (mcp_graph_op_worker(n->op))
+		return true;
 	if (n->op == MCP_OP_COPY)
 		return graph->tensor_bytes[n->inputs[0]] ==
 		       graph->tensor_bytes[n->outputs[0]];
@@ -494,24 +403,7 @@ static bool mcp_graph_shape_ok(const struct mcp_graph *graph,
 		return in0->dtype == MCP_DTYPE_I8 &&
 		       out0->dtype == MCP_DTYPE_F32 &&
 		       mcp_graph_same_dims(in0, out0);
-	case MCP_OP_MATMUL:
-		return mcp_graph_matmul_ok(graph, n);
-	case MCP_OP_ADD:
-		return mcp_graph_all_f32(graph, n) &&
-		       mcp_graph_same_dims(in0, &graph->tensors[n->inputs[1]]) &&
-		       mcp_graph_same_dims(in0, out0);
-	case MCP_OP_RELU:
-	case MCP_OP_GELU:
-		return mcp_graph_all_f32(graph, n) &&
-		       mcp_graph_same_dims(in0, out0);
-	case MCP_OP_SOFTMAX:
-		return mcp_graph_all_f32(graph, n) && in0->rank >= 1 &&
-		       mcp_graph_same_dims(in0, out0);
-	case MCP_OP_LAYERNORM:
-		return mcp_graph_layernorm_ok(graph, n);
-	case MCP_OP_MATMUL_I8:
-		return mcp_graph_matmul_i8_ok(graph, n);
-	default:	/* NOP, WNOP */
+	default:	/* NOP */
 		return true;
 	}
 }
@@ -596,8 +488,8 @@ static int mcp_graph_check_nodes(const struct mcp_graph *graph,
 }
 
 /*
- * Per node, the buffers its inputs, outputs and both touch: a pair of
- * nodes sharing no buffer needs no tensor comparison (n_buffers <= 64).
+ * Per node, the buffers its inputs and outputs touch: a pair of nodes
+ * sharing no buffer needs no tensor comparison (n_buffers <= 64).
  */
 struct mcp_graph_masks {
 	u64 in;
@@ -623,170 +515,6 @@ static void mcp_graph_fill_masks(const struct mcp_graph *graph,
 				BIT_ULL(graph->tensors[n->outputs[k]].buffer);
 		masks[i].inplace = mcp_graph_node_inplace(graph, n);
 	}
-}
-
-/* Nodes @i < @j write overlapping bytes, neither output in place. */
-static bool mcp_graph_both_write(const struct mcp_graph *graph,
-				 const struct mcp_graph_masks *masks,
-				 u32 i, u32 j)
-{
-	const struct mcp_graph_node *ni = &graph->nodes[i];
-	const struct mcp_graph_node *nj = &graph->nodes[j];
-	u32 k, m;
-
-	for (k = 0; k < nj->n_outputs; k++) {
-		if (!k && masks[j].inplace)
-			continue;
-		for (m = 0; m < ni->n_outputs; m++) {
-			if (!m && masks[i].inplace)
-				continue;
-			if (mcp_graph_tensors_overlap(graph, nj->outputs[k],
-						      ni->outputs[m]))
-				return true;
-		}
-	}
-	return false;
-}
-
-/*
- * Pairs of nodes that may be ordered or conflict: some use (input or
- * output) of one overlaps some output of the other.  Any other pair has no
- * edge and no shared write, so checking only these gives the same result
- * as checking every pair.  Found by sorting the uses by buffer and offset
- * and sweeping; returned sorted, without duplicates, as a << 32 | b with
- * a < b.
- */
-struct mcp_graph_use {
-	u64 start;
-	u64 end;
-	u32 buffer;
-	u32 node;
-	bool out;
-};
-
-static int mcp_graph_use_cmp(const void *a, const void *b)
-{
-	const struct mcp_graph_use *ua = a, *ub = b;
-
-	if (ua->buffer != ub->buffer)
-		return ua->buffer < ub->buffer ? -1 : 1;
-	if (ua->start != ub->start)
-		return ua->start < ub->start ? -1 : 1;
-	return 0;
-}
-
-static int mcp_graph_pair_cmp(const void *a, const void *b)
-{
-	u64 pa = *(const u64 *)a, pb = *(const u64 *)b;
-
-	return pa < pb ? -1 : pa > pb;
-}
-
-static void mcp_graph_add_use(const struct mcp_graph *graph,
-			      struct mcp_graph_use *use, u32 node, u32 t,
-			      bool out)
-{
-	use->buffer = graph->tensors[t].buffer;
-	use->start = graph->tensors[t].offset;
-	use->end = use->start + graph->tensor_bytes[t];
-	use->node = node;
-	use->out = out;
-}
-
-/* The sweep: @pairs NULL counts them. */
-static u64 mcp_graph_sweep(const struct mcp_graph_use *uses, u32 n_uses,
-			   u64 *pairs)
-{
-	u64 count = 0;
-	u32 i, j;
-
-	for (i = 0; i < n_uses; i++) {
-		const struct mcp_graph_use *u = &uses[i];
-
-		for (j = i + 1; j < n_uses && uses[j].buffer == u->buffer &&
-		     uses[j].start < u->end; j++) {
-			const struct mcp_graph_use *v = &uses[j];
-
-			if (v->node == u->node || (!u->out && !v->out))
-				continue;
-			if (pairs)
-				pairs[count] = u->node < v->node ?
-					(u64)u->node << 32 | v->node :
-					(u64)v->node << 32 | u->node;
-			count++;
-		}
-		if (!(i % 1024))
-			cond_resched();
-	}
-	return count;
-}
-
-static int mcp_graph_pairs(const struct mcp_graph *graph, u64 **pairs_out,
-			   u64 *n_out)
-{
-	struct mcp_graph_use *uses;
-	u32 i, k, n_uses = 0;
-	u64 *pairs, n, m, p;
-
-	for (i = 0; i < graph->hdr.n_nodes; i++)
-		n_uses += graph->nodes[i].n_inputs + graph->nodes[i].n_outputs;
-	uses = kvmalloc_array(max(n_uses, 1U), sizeof(*uses), GFP_KERNEL);
-	if (!uses)
-		return -ENOMEM;
-	n_uses = 0;
-	for (i = 0; i < graph->hdr.n_nodes; i++) {
-		const struct mcp_graph_node *nd = &graph->nodes[i];
-
-		for (k = 0; k < nd->n_inputs; k++)
-			mcp_graph_add_use(graph, &uses[n_uses++], i,
-					  nd->inputs[k], false);
-		for (k = 0; k < nd->n_outputs; k++)
-			mcp_graph_add_use(graph, &uses[n_uses++], i,
-					  nd->outputs[k], true);
-	}
-	sort(uses, n_uses, sizeof(*uses), mcp_graph_use_cmp, NULL);
-
-	/* Only pathological graphs (every node on the same bytes) get here. */
-	n = mcp_graph_sweep(uses, n_uses, NULL);
-	pairs = n > INT_MAX / sizeof(u64) ? NULL :
-		kvmalloc_array(max_t(u64, n, 1), sizeof(u64), GFP_KERNEL);
-	if (!pairs) {
-		kvfree(uses);
-		return -ENOMEM;
-	}
-	mcp_graph_sweep(uses, n_uses, pairs);
-	kvfree(uses);
-
-	sort(pairs, n, sizeof(u64), mcp_graph_pair_cmp, NULL);
-	for (p = 0, m = 0; p < n; p++)
-		if (!m || pairs[m - 1] != pairs[p])
-			pairs[m++] = pairs[p];
-	*pairs_out = pairs;
-	*n_out = m;
-	return 0;
-}
-
-/* 5. Two nodes writing the same bytes, neither of them in place */
-static int mcp_graph_check_writers(const struct mcp_graph *graph,
-				   const struct mcp_graph_masks *masks,
-				   const u64 *pairs, u64 n_pairs,
-				   struct mcp_graph_err *err)
-{
-	u32 bad = U32_MAX;
-	u64 p;
-
-	/* The failure reported is the lowest j with a conflicting i < j. */
-	for (p = 0; p < n_pairs; p++) {
-		u32 i = pairs[p] >> 32, j = (u32)pairs[p];
-
-		if (j < bad && (masks[i].out & masks[j].out) &&
-		    mcp_graph_both_write(graph, masks, i, j))
-			bad = j;
-	}
-	if (bad != U32_MAX)
-		return mcp_graph_fail(err, MCP_GRAPH_ERR_WRITERS,
-				      MCP_GRAPH_AT_NODE, bad);
-	return 0;
 }
 
 /* Some input of @to overlaps some output of @from. */
@@ -820,9 +548,10 @@ static bool mcp_graph_touches(const struct mcp_graph *graph,
 }
 
 /*
- * 6. The edges between nodes @a < @b: bit 0 for a -> b, bit 1 for
- * b -> a.  An in-place node is ordered by index against every node that
- * touches its out0; otherwise a reader waits for the writer.
+ * The rule of graphs.rst ("Dependencies") for nodes @a < @b: bit 0 for
+ * a -> b, bit 1 for b -> a.  An in-place node is ordered by index
+ * against every node that touches its out0; otherwise a reader waits for
+ * the writer.
  */
 static unsigned int mcp_graph_edges(const struct mcp_graph *graph,
 				    const struct mcp_graph_masks *masks,
@@ -844,71 +573,459 @@ static unsigned int mcp_graph_edges(const struct mcp_graph *graph,
 	return edges;
 }
 
-/* The edges in CSR form, then Kahn's algorithm for a cycle. */
-static int mcp_graph_build_schedule(struct mcp_graph *graph,
-				    const struct mcp_graph_masks *masks,
-				    const u64 *pairs, u64 n_pairs,
-				    struct mcp_graph_err *err)
+/*
+ * 5 and 6: the dependency sweep.  The rule above, applied to every pair,
+ * gives k * (k - 1) / 2 edges for k in-place nodes on the same bytes, so
+ * it is not applied to pairs.  Per buffer, the bytes are cut into ranges
+ * at the start and end of every output (an in-place out0 included); each
+ * range lists the nodes using it, in node order (a counting sort: nothing
+ * is sorted but the cuts).  In each range:
+ *
+ * - two nodes writing it, neither in place, fail rule 5 (reported at the
+ *   lowest second writer of any range: the lowest j with a conflicting
+ *   i < j, as a check of every pair would);
+ * - in index order, a node waits for the last in-place node before it,
+ *   and an in-place node also for every node since that one: the index
+ *   order of every pair with an in-place node, as a chain;
+ * - each reader and the range's writer (rule 5: one at most) get the
+ *   edges of mcp_graph_edges() for their pair.
+ *
+ * Each edge is one the rule gives for its pair, and each edge the rule
+ * gives for any pair follows from these, so the order enforced is the
+ * rule's, with O(uses) edges when tensors are identical or disjoint.  The
+ * work (a use counted once per range it covers) is bounded by the
+ * max_dep_work knob; the long loops yield and stop for a fatal signal.
+ */
+
+/* What a node does with a range's bytes (mcp_graph_deps.ent) */
+#define MCP_DEP_READ		0U
+#define MCP_DEP_WRITE		1U	/* an output not in place */
+#define MCP_DEP_INPLACE		2U	/* an in-place node's out0 (= in0) */
+#define MCP_DEP_SHIFT		30
+#define MCP_DEP_NODE(e)		((e) & (BIT(MCP_DEP_SHIFT) - 1))
+#define MCP_DEP_KIND(e)		((e) >> MCP_DEP_SHIFT)
+#define MCP_DEP_NONE		U32_MAX
+
+static_assert(BIT(MCP_DEP_SHIFT) > MCP_GRAPH_NODES_CAP);
+
+/* Where an output starts or ends */
+struct mcp_graph_cut {
+	u64 offset;
+	u32 buffer;
+};
+
+/**
+ * struct mcp_graph_deps - the dependency sweep's scratch
+ * @graph:	the graph, its nodes checked on their own
+ * @masks:	per node
+ * @cuts:	sorted by buffer and offset, without repeats; range k is
+ *		[@cuts[k].offset, @cuts[k + 1].offset) when both are cuts of
+ *		the same buffer (else range k is empty)
+ * @n_cuts:	entries of @cuts
+ * @buf_cuts:	per buffer b, its cuts are @cuts[@buf_cuts[b] ..
+ *		@buf_cuts[b + 1]); n_buffers + 1 entries
+ * @ent_start:	per range k, its entries are @ent[@ent_start[k] ..
+ *		@ent_start[k + 1]); @n_cuts + 1 entries
+ * @ent:	node | kind << MCP_DEP_SHIFT, each range's in node order
+ * @in_start:	per node b, the nodes it waits for are
+ *		@in[@in_start[b] .. @in_start[b + 1]), with repeats;
+ *		n_nodes + 1 entries
+ * @in:		NULL while counting the edges
+ * @in_fill:	per node, the next free entry of its @in
+ * @steps:	loop steps so far, for mcp_graph_yield()
+ */
+struct mcp_graph_deps {
+	const struct mcp_graph *graph;
+	const struct mcp_graph_masks *masks;
+	struct mcp_graph_cut *cuts;
+	u32 n_cuts;
+	u32 buf_cuts[MCP_GRAPH_MAX_BUFFERS + 1];
+	u32 *ent_start;
+	u32 *ent;
+	u32 *in_start;
+	u32 *in;
+	u32 *in_fill;
+	u64 steps;
+};
+
+/*
+ * Every 1024 steps of a long loop: yield, and give up for a fatal signal
+ * (a graph of max_nodes nodes must not hold the CPU or a dying task).
+ */
+static int mcp_graph_yield(u64 *steps)
 {
-	u32 n_nodes = graph->hdr.n_nodes;
-	u32 *fill = NULL, *queue = NULL, *left = NULL;
-	u32 a, b, i, head, tail;
-	u8 *edges;
-	u64 p, n_edges;
+	if (++*steps % 1024)
+		return 0;
+	cond_resched();
+	return fatal_signal_pending(current) ? -EINTR : 0;
+}
+
+static int mcp_graph_cut_cmp(const void *a, const void *b)
+{
+	const struct mcp_graph_cut *ca = a, *cb = b;
+
+	if (ca->buffer != cb->buffer)
+		return ca->buffer < cb->buffer ? -1 : 1;
+	if (ca->offset != cb->offset)
+		return ca->offset < cb->offset ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The uses of node @i, each once: its tensors and what it does to them
+ * (an in-place node's in0 is its out0).  Rule 4g holds: no output
+ * overlaps another use of the same node, but for that one.
+ */
+static u32 mcp_graph_node_uses(const struct mcp_graph_deps *d, u32 i,
+			       u32 *tensors, u32 *kinds)
+{
+	const struct mcp_graph_node *n = &d->graph->nodes[i];
+	bool inplace = d->masks[i].inplace;
+	u32 k, m = 0;
+
+	for (k = 0; k < n->n_outputs; k++) {
+		tensors[m] = n->outputs[k];
+		kinds[m++] = !k && inplace ? MCP_DEP_INPLACE : MCP_DEP_WRITE;
+	}
+	for (k = inplace ? 1 : 0; k < n->n_inputs; k++) {
+		tensors[m] = n->inputs[k];
+		kinds[m++] = MCP_DEP_READ;
+	}
+	return m;
+}
+
+static void mcp_graph_add_cut(struct mcp_graph_deps *d, u32 buffer,
+			      u64 offset)
+{
+	d->cuts[d->n_cuts].buffer = buffer;
+	d->cuts[d->n_cuts++].offset = offset;
+}
+
+/* The cuts: 2 per output, sorted (O(outputs) entries), then unique. */
+static int mcp_graph_cuts(struct mcp_graph_deps *d)
+{
+	const struct mcp_graph *graph = d->graph;
+	u32 i, k, m, n_out = 0;
+
+	for (i = 0; i < graph->hdr.n_nodes; i++)
+		n_out += graph->nodes[i].n_outputs;
+	d->cuts = kvmalloc_array(max(2 * n_out, 1U), sizeof(*d->cuts),
+				 GFP_KERNEL_ACCOUNT);
+	if (!d->cuts)
+		return -ENOMEM;
+	for (i = 0; i < graph->hdr.n_nodes; i++) {
+		const struct mcp_graph_node *n = &graph->nodes[i];
+
+		for (k = 0; k < n->n_outputs; k++) {
+			const struct mcp_graph_tensor *t =
+				&graph->tensors[n->outputs[k]];
+
+			mcp_graph_add_cut(d, t->buffer, t->offset);
+			mcp_graph_add_cut(d, t->buffer, t->offset +
+					  graph->tensor_bytes[n->outputs[k]]);
+		}
+	}
+	sort(d->cuts, d->n_cuts, sizeof(*d->cuts), mcp_graph_cut_cmp, NULL);
+	for (i = 0, m = 0; i < d->n_cuts; i++)
+		if (!m || mcp_graph_cut_cmp(&d->cuts[m - 1], &d->cuts[i]))
+			d->cuts[m++] = d->cuts[i];
+	d->n_cuts = m;
+	for (i = 0, k = 0; k <= graph->hdr.n_buffers; k++) {
+		while (i < m && d->cuts[i].buffer < k)
+			i++;
+		d->buf_cuts[k] = i;
+	}
+	return 0;
+}
+
+/* The first of @cuts[@lo .. @hi) at or after @offset, else @hi. */
+static u32 mcp_graph_cut_at(const struct mcp_graph_cut *cuts, u32 lo, u32 hi,
+			    u64 offset)
+{
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (cuts[mid].offset < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The ranges [*first, *last) tensor @t overlaps. */
+static void mcp_graph_use_ranges(const struct mcp_graph_deps *d, u32 t,
+				 u32 *first, u32 *last)
+{
+	const struct mcp_graph_tensor *ts = &d->graph->tensors[t];
+	u32 lo = d->buf_cuts[ts->buffer], hi = d->buf_cuts[ts->buffer + 1];
+	u64 start = ts->offset, end = start + d->graph->tensor_bytes[t];
+	u32 a, b;
+
+	*first = 0;
+	*last = 0;
+	if (lo == hi)
+		return;
+	/* The last cut at or before start; tensors end inside u64. */
+	a = mcp_graph_cut_at(d->cuts, lo, hi, start + 1);
+	a = a > lo ? a - 1 : lo;
+	b = min(mcp_graph_cut_at(d->cuts, lo, hi, end), hi - 1);
+	*first = a;
+	*last = max(a, b);
+}
+
+/*
+ * Each range's entries, in node order: counted first (against the
+ * max_dep_work knob), then filled node by node.
+ */
+static int mcp_graph_ranges(struct mcp_graph_deps *d,
+			    struct mcp_graph_err *err)
+{
+	u64 work = 0, cap = READ_ONCE(mcp_graph_knobs.max_dep_work);
+	u32 tensors[MCP_GRAPH_MAX_INPUTS + MCP_GRAPH_MAX_OUTPUTS];
+	u32 kinds[MCP_GRAPH_MAX_INPUTS + MCP_GRAPH_MAX_OUTPUTS];
+	u32 i, k, u, n_uses, first, last, *fill;
+	int ret = 0;
+
+	d->ent_start = kvcalloc(d->n_cuts + 1, sizeof(u32), GFP_KERNEL_ACCOUNT);
+	if (!d->ent_start)
+		return -ENOMEM;
+	for (i = 0; i < d->graph->hdr.n_nodes; i++) {
+		n_uses = mcp_graph_node_uses(d, i, tensors, kinds);
+		for (u = 0; u < n_uses; u++) {
+			mcp_graph_use_ranges(d, tensors[u], &first, &last);
+			work += last - first;
+			if (work > cap)
+				return mcp_graph_fail(err, MCP_GRAPH_ERR_LIMIT,
+						      MCP_GRAPH_AT_HEADER, 0);
+			for (k = first; k < last; k++)
+				d->ent_start[k + 1]++;
+		}
+		ret = mcp_graph_yield(&d->steps);
+		if (ret)
+			return ret;
+	}
+	for (k = 0; k < d->n_cuts; k++)
+		d->ent_start[k + 1] += d->ent_start[k];
+
+	d->ent = kvmalloc_array(max_t(u64, work, 1), sizeof(u32),
+				GFP_KERNEL_ACCOUNT);
+	fill = kvmalloc_array(max(d->n_cuts, 1U), sizeof(u32),
+			      GFP_KERNEL_ACCOUNT);
+	if (!d->ent || !fill) {
+		kvfree(fill);
+		return -ENOMEM;
+	}
+	memcpy(fill, d->ent_start, d->n_cuts * sizeof(u32));
+	for (i = 0; i < d->graph->hdr.n_nodes; i++) {
+		n_uses = mcp_graph_node_uses(d, i, tensors, kinds);
+		for (u = 0; u < n_uses; u++) {
+			mcp_graph_use_ranges(d, tensors[u], &first, &last);
+			for (k = first; k < last; k++)
+				d->ent[fill[k]++] = i | kinds[u] << MCP_DEP_SHIFT;
+		}
+		ret = mcp_graph_yield(&d->steps);
+		if (ret)
+			break;
+	}
+	kvfree(fill);
+	return ret;
+}
+
+/* 5. Two nodes writing the same bytes, neither of them in place */
+static int mcp_graph_check_writers(struct mcp_graph_deps *d,
+				   struct mcp_graph_err *err)
+{
+	u32 bad = MCP_DEP_NONE, k, e, w;
+	int ret;
+
+	for (k = 0; k < d->n_cuts; k++) {
+		w = MCP_DEP_NONE;
+		for (e = d->ent_start[k]; e < d->ent_start[k + 1]; e++) {
+			if (MCP_DEP_KIND(d->ent[e]) != MCP_DEP_WRITE)
+				continue;
+			if (w == MCP_DEP_NONE) {
+				w = MCP_DEP_NODE(d->ent[e]);
+			} else if (MCP_DEP_NODE(d->ent[e]) != w) {
+				bad = min(bad, MCP_DEP_NODE(d->ent[e]));
+				break;
+			}
+		}
+		ret = mcp_graph_yield(&d->steps);
+		if (ret)
+			return ret;
+	}
+	if (bad != MCP_DEP_NONE)
+		return mcp_graph_fail(err, MCP_GRAPH_ERR_WRITERS,
+				      MCP_GRAPH_AT_NODE, bad);
+	return 0;
+}
+
+/* Edge @from -> @to: counted, or stored once counted. */
+static void mcp_graph_dep_add(struct mcp_graph_deps *d, u32 from, u32 to)
+{
+	if (d->in)
+		d->in[d->in_fill[to]++] = from;
+	else
+		d->in_start[to + 1]++;
+}
+
+/* The rule's edges between @w, the writer of a range, and reader @r. */
+static void mcp_graph_dep_pair(struct mcp_graph_deps *d, u32 w, u32 r)
+{
+	u32 a = min(w, r), b = max(w, r);
+	unsigned int edges = mcp_graph_edges(d->graph, d->masks, a, b);
+
+	if (edges & 1)
+		mcp_graph_dep_add(d, a, b);
+	if (edges & 2)
+		mcp_graph_dep_add(d, b, a);
+}
+
+/* The edges range @k gives (see the sweep's comment). */
+static int mcp_graph_range_edges(struct mcp_graph_deps *d, u32 k)
+{
+	u32 first = d->ent_start[k], end = d->ent_start[k + 1];
+	u32 w = MCP_DEP_NONE, last = MCP_DEP_NONE, since = first;
+	u32 e, j, x;
+	int ret;
+
+	for (e = first; e < end; e++)
+		if (MCP_DEP_KIND(d->ent[e]) == MCP_DEP_WRITE) {
+			w = MCP_DEP_NODE(d->ent[e]);
+			break;
+		}
+	for (e = first; e < end; e++) {
+		x = MCP_DEP_NODE(d->ent[e]);
+		/* A node's entries are next to each other. */
+		if (e > first && MCP_DEP_NODE(d->ent[e - 1]) == x)
+			continue;
+		if (last != MCP_DEP_NONE)
+			mcp_graph_dep_add(d, last, x);
+		if (MCP_DEP_KIND(d->ent[e]) == MCP_DEP_INPLACE) {
+			for (j = since; j < e; j++)
+				if (j == since || MCP_DEP_NODE(d->ent[j - 1]) !=
+						  MCP_DEP_NODE(d->ent[j]))
+					mcp_graph_dep_add(d,
+							  MCP_DEP_NODE(d->ent[j]),
+							  x);
+			last = x;
+			since = e + 1;
+		} else if (MCP_DEP_KIND(d->ent[e]) == MCP_DEP_READ &&
+			   w != MCP_DEP_NONE && w != x) {
+			mcp_graph_dep_pair(d, w, x);
+		}
+		ret = mcp_graph_yield(&d->steps);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Per node, the nodes it waits for (with repeats): counted, then stored. */
+static int mcp_graph_dep_lists(struct mcp_graph_deps *d)
+{
+	u32 n_nodes = d->graph->hdr.n_nodes, k, b;
+	int ret;
+
+	d->in_start = kvcalloc(n_nodes + 1, sizeof(u32), GFP_KERNEL_ACCOUNT);
+	d->in_fill = kvmalloc_array(n_nodes, sizeof(u32), GFP_KERNEL_ACCOUNT);
+	if (!d->in_start || !d->in_fill)
+		return -ENOMEM;
+	for (k = 0; k < d->n_cuts; k++) {
+		ret = mcp_graph_range_edges(d, k);
+		if (ret)
+			return ret;
+	}
+	/* At most 4 per entry, and entries are bounded by max_dep_work. */
+	for (b = 0; b < n_nodes; b++)
+		d->in_start[b + 1] += d->in_start[b];
+	d->in = kvmalloc_array(max(d->in_start[n_nodes], 1U), sizeof(u32),
+			       GFP_KERNEL_ACCOUNT);
+	if (!d->in)
+		return -ENOMEM;
+	memcpy(d->in_fill, d->in_start, n_nodes * sizeof(u32));
+	for (k = 0; k < d->n_cuts; k++) {
+		ret = mcp_graph_range_edges(d, k);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * The edges in CSR form without repeats, each node's successors in
+ * ascending order: walking the waiting nodes b in order, every node a
+ * that b waits for gets b once (@mark[a] is the last b a got).
+ */
+static int mcp_graph_build_csr(struct mcp_graph *graph,
+			       struct mcp_graph_deps *d)
+{
+	u32 n_nodes = graph->hdr.n_nodes, a, b, i, pass, *mark, *fill;
 	int ret = 0;
 
 	graph->succ_start = kvcalloc(n_nodes + 1, sizeof(u32),
 				     GFP_KERNEL_ACCOUNT);
 	graph->n_deps = kvcalloc(n_nodes, sizeof(u32), GFP_KERNEL_ACCOUNT);
-	edges = kvmalloc(max_t(u64, n_pairs, 1), GFP_KERNEL);
-	if (!graph->succ_start || !graph->n_deps || !edges) {
+	mark = kvmalloc_array(n_nodes, sizeof(u32), GFP_KERNEL_ACCOUNT);
+	/* The sweep's per-node fill array is free again. */
+	fill = d->in_fill;
+	if (!graph->succ_start || !graph->n_deps || !mark) {
 		ret = -ENOMEM;
 		goto out_free;
 	}
-
-	for (p = 0; p < n_pairs; p++) {
-		a = pairs[p] >> 32;
-		b = (u32)pairs[p];
-		edges[p] = mcp_graph_edges(graph, masks, a, b);
-		if (edges[p] & 1) {
-			graph->succ_start[a + 1]++;
-			graph->n_deps[b]++;
+	for (pass = 0; pass < 2; pass++) {
+		if (pass) {
+			for (a = 0; a < n_nodes; a++)
+				graph->succ_start[a + 1] += graph->succ_start[a];
+			graph->succ = kvmalloc_array(max(graph->succ_start[n_nodes], 1U),
+						     sizeof(u32),
+						     GFP_KERNEL_ACCOUNT);
+			if (!graph->succ) {
+				ret = -ENOMEM;
+				goto out_free;
+			}
+			memcpy(fill, graph->succ_start, n_nodes * sizeof(u32));
 		}
-		if (edges[p] & 2) {
-			graph->succ_start[b + 1]++;
-			graph->n_deps[a]++;
+		memset(mark, 0xff, n_nodes * sizeof(u32));
+		for (b = 0; b < n_nodes; b++) {
+			for (i = d->in_start[b]; i < d->in_start[b + 1]; i++) {
+				a = d->in[i];
+				if (mark[a] == b)
+					continue;
+				mark[a] = b;
+				if (pass) {
+					graph->succ[fill[a]++] = b;
+				} else {
+					graph->succ_start[a + 1]++;
+					graph->n_deps[b]++;
+				}
+			}
+			ret = mcp_graph_yield(&d->steps);
+			if (ret)
+				goto out_free;
 		}
-		if (!(p % 4096))
-			cond_resched();
 	}
-	for (a = 0; a < n_nodes; a++)
-		graph->succ_start[a + 1] += graph->succ_start[a];
-	n_edges = graph->succ_start[n_nodes];
+out_free:
+	kvfree(mark);
+	return ret;
+}
 
-	graph->succ = kvmalloc_array(max_t(u64, n_edges, 1), sizeof(u32),
-				     GFP_KERNEL_ACCOUNT);
-	fill = kvmalloc_array(n_nodes, sizeof(u32), GFP_KERNEL);
-	queue = kvmalloc_array(n_nodes, sizeof(u32), GFP_KERNEL);
-	left = kvmalloc_array(n_nodes, sizeof(u32), GFP_KERNEL);
-	if (!graph->succ || !fill || !queue || !left) {
+/* 6. Kahn's algorithm: the lowest node it cannot schedule is on a cycle. */
+static int mcp_graph_check_cycle(struct mcp_graph *graph, u64 *steps,
+				 struct mcp_graph_err *err)
+{
+	u32 n_nodes = graph->hdr.n_nodes, a, i, head = 0, tail = 0;
+	u32 *queue, *left;
+	int ret = 0;
+
+	queue = kvmalloc_array(n_nodes, sizeof(u32), GFP_KERNEL_ACCOUNT);
+	left = kvmalloc_array(n_nodes, sizeof(u32), GFP_KERNEL_ACCOUNT);
+	if (!queue || !left) {
 		ret = -ENOMEM;
 		goto out_free;
 	}
-
-	/* Pairs are sorted: each node's successors come out in order. */
-	memcpy(fill, graph->succ_start, n_nodes * sizeof(u32));
-	for (p = 0; p < n_pairs; p++) {
-		a = pairs[p] >> 32;
-		b = (u32)pairs[p];
-		if (edges[p] & 1)
-			graph->succ[fill[a]++] = b;
-		if (edges[p] & 2)
-			graph->succ[fill[b]++] = a;
-	}
-
 	memcpy(left, graph->n_deps, n_nodes * sizeof(u32));
-	head = 0;
-	tail = 0;
 	for (a = 0; a < n_nodes; a++)
 		if (!left[a])
 			queue[tail++] = a;
@@ -917,6 +1034,9 @@ static int mcp_graph_build_schedule(struct mcp_graph *graph,
 		for (i = graph->succ_start[a]; i < graph->succ_start[a + 1]; i++)
 			if (!--left[graph->succ[i]])
 				queue[tail++] = graph->succ[i];
+		ret = mcp_graph_yield(steps);
+		if (ret)
+			goto out_free;
 	}
 	if (tail < n_nodes) {
 		for (a = 0; a < n_nodes && !left[a]; a++)
@@ -924,12 +1044,37 @@ static int mcp_graph_build_schedule(struct mcp_graph *graph,
 		ret = mcp_graph_fail(err, MCP_GRAPH_ERR_CYCLE,
 				     MCP_GRAPH_AT_NODE, a);
 	}
-
 out_free:
 	kvfree(left);
 	kvfree(queue);
-	kvfree(fill);
-	kvfree(edges);
+	return ret;
+}
+
+/* 5 and 6: the writers rule, the schedule (CSR) and the cycle check. */
+static int mcp_graph_build_schedule(struct mcp_graph *graph,
+				    const struct mcp_graph_masks *masks,
+				    struct mcp_graph_err *err)
+{
+	struct mcp_graph_deps d = { .graph = graph, .masks = masks };
+	int ret;
+
+	ret = mcp_graph_cuts(&d);
+	if (!ret)
+		ret = mcp_graph_ranges(&d, err);
+	if (!ret)
+		ret = mcp_graph_check_writers(&d, err);
+	if (!ret)
+		ret = mcp_graph_dep_lists(&d);
+	kvfree(d.ent);
+	kvfree(d.ent_start);
+	kvfree(d.cuts);
+	if (!ret)
+		ret = mcp_graph_build_csr(graph, &d);
+	kvfree(d.in);
+	kvfree(d.in_fill);
+	kvfree(d.in_start);
+	if (!ret)
+		ret = mcp_graph_check_cycle(graph, &d.steps, err);
 	return ret;
 }
 
@@ -969,7 +1114,6 @@ static int mcp_graph_validate(struct mcp_graph *graph, struct mcp_ctx *ctx,
 			      struct mcp_graph_err *err)
 {
 	struct mcp_graph_masks *masks;
-	u64 *pairs, n_pairs;
 	int ret;
 
 	ret = mcp_graph_check_buffers(graph, ctx, err);
@@ -983,21 +1127,14 @@ static int mcp_graph_validate(struct mcp_graph *graph, struct mcp_ctx *ctx,
 	if (ret)
 		return ret;
 
-	masks = kvmalloc_array(graph->hdr.n_nodes, sizeof(*masks), GFP_KERNEL);
+	masks = kvmalloc_array(graph->hdr.n_nodes, sizeof(*masks),
+			       GFP_KERNEL_ACCOUNT);
 	if (!masks)
 		return -ENOMEM;
 	mcp_graph_fill_masks(graph, masks);
-	ret = mcp_graph_pairs(graph, &pairs, &n_pairs);
-	if (ret)
-		goto out_free_masks;
-	ret = mcp_graph_check_writers(graph, masks, pairs, n_pairs, err);
-	if (!ret)
-		ret = mcp_graph_build_schedule(graph, masks, pairs, n_pairs,
-					       err);
+	ret = mcp_graph_build_schedule(graph, masks, err);
 	if (!ret)
 		ret = mcp_graph_build_links(graph);
-	kvfree(pairs);
-out_free_masks:
 	kvfree(masks);
 	return ret;
 }
@@ -1277,6 +1414,10 @@ static u32 *mcp_graph_knob(const char *name, u32 *min, u32 *max)
 		*max = MCP_GRAPH_EXECS_CAP;
 		return &mcp_graph_knobs.max_execs_in_flight;
 	}
+	if (!strcmp(name, "max_dep_work")) {
+		*max = MCP_GRAPH_DEP_WORK_CAP;
+		return &mcp_graph_knobs.max_dep_work;
+	}
 	return NULL;
 }
 
@@ -1312,6 +1453,7 @@ MCP_GRAPH_KNOB_ATTR(exec_timeout_ms);
 MCP_GRAPH_KNOB_ATTR(exec_timeout_max_ms);
 MCP_GRAPH_KNOB_ATTR(exec_history_len);
 MCP_GRAPH_KNOB_ATTR(max_execs_in_flight);
+MCP_GRAPH_KNOB_ATTR(max_dep_work);
 
 static struct attribute *mcp_graph_attrs[] = {
 	&dev_attr_graph_max_nodes.attr,
@@ -1321,6 +1463,7 @@ static struct attribute *mcp_graph_attrs[] = {
 	&dev_attr_graph_exec_timeout_max_ms.attr,
 	&dev_attr_graph_exec_history_len.attr,
 	&dev_attr_graph_max_execs_in_flight.attr,
+	&dev_attr_graph_max_dep_work.attr,
 	NULL
 };
 

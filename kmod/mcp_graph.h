@@ -96,6 +96,8 @@ struct mcp_graph {
  * @exec_timeout_max_ms: the longest time-out an execution may ask for
  * @exec_history_len:	finished executions per fd kept for GRAPH_STATUS
  * @max_execs_in_flight: executions per fd submitted and not ended
+ * @max_dep_work:	dependency sweep steps a graph may need (a tensor use
+ *			counts once per byte range, cut at outputs, it covers)
  */
 struct mcp_graph_knobs {
 	u32 max_nodes;
@@ -105,6 +107,7 @@ struct mcp_graph_knobs {
 	u32 exec_timeout_max_ms;
 	u32 exec_history_len;
 	u32 max_execs_in_flight;
+	u32 max_dep_work;
 };
 
 extern struct mcp_graph_knobs mcp_graph_knobs;

@@ -66,7 +66,7 @@
 				 MCP_FEAT_DEVICES | MCP_FEAT_BUFFERS | \
 				 MCP_FEAT_DMA | MCP_FEAT_GRAPHS | \
 				 MCP_FEAT_GRAPH_COMPACT | MCP_FEAT_JOB_BATCH | \
-				 MCP_FEAT_JOB_CHAINS)
+				 MCP_FEAT_JOB_CHAINS | MCP_FEAT_WORKER_OPS)
 
 /*
  * Counters shown in /sys/kernel/debug/mcp/counters.  To add one, add an

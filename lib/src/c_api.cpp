@@ -191,6 +191,8 @@ const char *mcp_feature_name(uint64_t feature)
 		return "graph-compact";
 	case MCP_FEATURE_JOB_CHAINS:
 		return "job-chains";
+	case MCP_FEATURE_WORKER_OPS:
+		return "worker-ops";
 	default:
 		return nullptr;
 	}

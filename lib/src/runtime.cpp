@@ -436,6 +436,12 @@ std::vector<WorkerInfo> Runtime::workers() const
 LoadedGraph Runtime::load(const GraphDef &def, const LoadOptions &options)
 {
 	detail::RuntimeState &state = require(state_);
+	// Worker operators are opaque to a kernel with feature::worker_ops:
+	// their rules (and which ops exist) are checked here, once, before
+	// anything is allocated.  The size limits are the kernel's knobs, so
+	// only the knobs' caps apply here.
+	if (std::optional<GraphError> e = def.validate(GraphLimits{65536, 65536, 16U << 20}))
+		throw GraphInvalid(std::move(*e));
 	const std::vector<int> nodes = buffer_nodes(def, options, state.ctx);
 	// A kernel without MCP_FEAT_GRAPH_COMPACT reads only the fixed encoding.
 	// GET_VERSION answers on /dev/mcp only (ENOTTY on a device fd): a

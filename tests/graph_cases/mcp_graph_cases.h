@@ -48,6 +48,13 @@
  * (the others to BOs of their length).
  */
 #define MCP_GRAPH_CASE_SHORT_BO		(1U << 1)
+/*
+ * The rule broken is a worker operator's (arity, parameters, shapes, or
+ * an op of the worker range libmcp does not know): libmcp refuses the
+ * graph as listed; a kernel with MCP_FEAT_WORKER_OPS, to which worker
+ * ops are opaque, accepts it (nothing else is wrong with it).
+ */
+#define MCP_GRAPH_CASE_WORKER_RULE	(1U << 2)
 
 /**
  * struct mcp_graph_case_graph - a graph being built
@@ -1787,7 +1794,7 @@ static const struct mcp_graph_case mcp_graph_cases[] = {
 
 	MCP_GRAPH_CASE(op_zero, ERR_OP, NODE, 1, 0),
 	MCP_GRAPH_CASE(op_unknown, ERR_OP, NODE, 1, 0),
-	MCP_GRAPH_CASE(op_past_last, ERR_OP, NODE, 1, 0),
+	MCP_GRAPH_CASE(op_past_last, ERR_OP, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
 	MCP_GRAPH_CASE(op_flags, ERR_OP, NODE, 0, 0),
 	MCP_GRAPH_CASE(op_reserved, ERR_OP, NODE, 1, 0),
 	MCP_GRAPH_CASE(op_first, ERR_OP, NODE, 1, 0),
@@ -1809,11 +1816,11 @@ static const struct mcp_graph_case mcp_graph_cases[] = {
 	MCP_GRAPH_CASE(ar_unused_output, ERR_ARITY, NODE, 1, 0),
 	MCP_GRAPH_CASE(ar_copy_2_in, ERR_ARITY, NODE, 0, 0),
 	MCP_GRAPH_CASE(ar_copy_no_out, ERR_ARITY, NODE, 0, 0),
-	MCP_GRAPH_CASE(ar_add_3_in, ERR_ARITY, NODE, 1, 0),
-	MCP_GRAPH_CASE(ar_matmul_1_in, ERR_ARITY, NODE, 1, 0),
-	MCP_GRAPH_CASE(ar_layernorm_2_in, ERR_ARITY, NODE, 1, 0),
-	MCP_GRAPH_CASE(ar_matmul_i8_3_in, ERR_ARITY, NODE, 1, 0),
-	MCP_GRAPH_CASE(ar_relu_2_out, ERR_ARITY, NODE, 1, 0),
+	MCP_GRAPH_CASE(ar_add_3_in, ERR_ARITY, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(ar_matmul_1_in, ERR_ARITY, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(ar_layernorm_2_in, ERR_ARITY, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(ar_matmul_i8_3_in, ERR_ARITY, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(ar_relu_2_out, ERR_ARITY, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
 	MCP_GRAPH_CASE(rng_node_name, ERR_RANGE, NODE, 1, 0),
 	MCP_GRAPH_CASE(rng_param, ERR_RANGE, NODE, 0, 0),
 	MCP_GRAPH_CASE(rng_before_param, ERR_RANGE, NODE, 0, 0),
@@ -1827,15 +1834,15 @@ static const struct mcp_graph_case mcp_graph_cases[] = {
 	MCP_GRAPH_CASE(prm_quant_inf_scale, ERR_PARAM, NODE, 2, 0),
 	MCP_GRAPH_CASE(prm_quant_zp_high, ERR_PARAM, NODE, 2, 0),
 	MCP_GRAPH_CASE(prm_quant_zp_low, ERR_PARAM, NODE, 2, 0),
-	MCP_GRAPH_CASE(prm_matmul_len, ERR_PARAM, NODE, 1, 0),
-	MCP_GRAPH_CASE(prm_matmul_flags, ERR_PARAM, NODE, 1, 0),
-	MCP_GRAPH_CASE(prm_matmul_alpha_inf, ERR_PARAM, NODE, 1, 0),
-	MCP_GRAPH_CASE(prm_layernorm_eps, ERR_PARAM, NODE, 1, 0),
-	MCP_GRAPH_CASE(prm_layernorm_reserved, ERR_PARAM, NODE, 1, 0),
-	MCP_GRAPH_CASE(prm_layernorm_missing, ERR_PARAM, NODE, 1, 0),
-	MCP_GRAPH_CASE(prm_matmul_i8_zero, ERR_PARAM, NODE, 1, 0),
-	MCP_GRAPH_CASE(prm_matmul_i8_scale, ERR_PARAM, NODE, 1, 0),
-	MCP_GRAPH_CASE(prm_relu_param, ERR_PARAM, NODE, 1, 0),
+	MCP_GRAPH_CASE(prm_matmul_len, ERR_PARAM, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(prm_matmul_flags, ERR_PARAM, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(prm_matmul_alpha_inf, ERR_PARAM, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(prm_layernorm_eps, ERR_PARAM, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(prm_layernorm_reserved, ERR_PARAM, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(prm_layernorm_missing, ERR_PARAM, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(prm_matmul_i8_zero, ERR_PARAM, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(prm_matmul_i8_scale, ERR_PARAM, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(prm_relu_param, ERR_PARAM, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
 	MCP_GRAPH_CASE(prm_before_shape, ERR_PARAM, NODE, 2, 0),
 	MCP_GRAPH_CASE(shp_copy_bytes, ERR_SHAPE, NODE, 0, 0),
 	MCP_GRAPH_CASE(shp_tile16_h, ERR_SHAPE, NODE, 0, 0),
@@ -1849,16 +1856,16 @@ static const struct mcp_graph_case mcp_graph_cases[] = {
 	MCP_GRAPH_CASE(shp_quant_out_u8, ERR_SHAPE, NODE, 2, 0),
 	MCP_GRAPH_CASE(shp_quant_dims, ERR_SHAPE, NODE, 2, 0),
 	MCP_GRAPH_CASE(shp_dequant_out_i32, ERR_SHAPE, NODE, 3, 0),
-	MCP_GRAPH_CASE(shp_matmul_k, ERR_SHAPE, NODE, 1, 0),
-	MCP_GRAPH_CASE(shp_matmul_trans, ERR_SHAPE, NODE, 1, 0),
-	MCP_GRAPH_CASE(shp_matmul_bias, ERR_SHAPE, NODE, 1, 0),
-	MCP_GRAPH_CASE(shp_matmul_rank, ERR_SHAPE, NODE, 1, 0),
-	MCP_GRAPH_CASE(shp_matmul_i8_out, ERR_SHAPE, NODE, 1, 0),
-	MCP_GRAPH_CASE(shp_add_dims, ERR_SHAPE, NODE, 1, 0),
-	MCP_GRAPH_CASE(shp_add_dtype, ERR_SHAPE, NODE, 1, 0),
-	MCP_GRAPH_CASE(shp_relu_nhwc, ERR_SHAPE, NODE, 1, 0),
-	MCP_GRAPH_CASE(shp_softmax_scalar, ERR_SHAPE, NODE, 1, 0),
-	MCP_GRAPH_CASE(shp_layernorm_gamma, ERR_SHAPE, NODE, 1, 0),
+	MCP_GRAPH_CASE(shp_matmul_k, ERR_SHAPE, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(shp_matmul_trans, ERR_SHAPE, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(shp_matmul_bias, ERR_SHAPE, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(shp_matmul_rank, ERR_SHAPE, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(shp_matmul_i8_out, ERR_SHAPE, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(shp_add_dims, ERR_SHAPE, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(shp_add_dtype, ERR_SHAPE, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(shp_relu_nhwc, ERR_SHAPE, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(shp_softmax_scalar, ERR_SHAPE, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
+	MCP_GRAPH_CASE(shp_layernorm_gamma, ERR_SHAPE, NODE, 1, MCP_GRAPH_CASE_WORKER_RULE),
 	MCP_GRAPH_CASE(ali_outputs, ERR_ALIAS, NODE, 2, 0),
 	MCP_GRAPH_CASE(ali_outputs_partial, ERR_ALIAS, NODE, 2, 0),
 	MCP_GRAPH_CASE(ali_copy_onto_input, ERR_ALIAS, NODE, 0, 0),

@@ -9,6 +9,8 @@
  * failing nodes, time-outs, killed workers (re-queued once, then -EPIPE),
  * closing the fd mid-execution, executions in flight together, threads,
  * in-fences from DMA jobs, and jobs placed on the node of their data;
+ * worker operators opaque to the kernel (MCP_FEAT_WORKER_OPS); what
+ * GRAPH_CREATE costs (a memory cgroup, a fatal signal, the work bound);
  * COPY on the edu device's DMA engine from its device fd.
  */
 #include "mcp_bo.h"
@@ -640,11 +642,18 @@ static unsigned int run_table(struct __test_metadata *_metadata, int fd,
 			      int compact)
 {
 	static uint8_t bytes[MCP_GRAPH_CASE_MAX_BYTES];
+	struct mcp_version v = { .size = sizeof(v) };
 	struct mcp_graph_case_graph g;
 	unsigned int valid = 0, refused = 0;
+	int opaque;
 
+	ASSERT_EQ(0, mcp_ioctl(fd, MCP_IOC_GET_VERSION, &v));
+	opaque = !!(v.features & MCP_FEAT_WORKER_OPS);
 	for (size_t i = 0; i < MCP_GRAPH_N_CASES; i++) {
 		const struct mcp_graph_case *c = &mcp_graph_cases[i];
+		/* Worker operator rules are libmcp's with MCP_FEAT_WORKER_OPS. */
+		__u32 reason = opaque && (c->flags & MCP_GRAPH_CASE_WORKER_RULE) ?
+			       MCP_GRAPH_OK : c->reason;
 		size_t len;
 		struct mcp_graph_create arg;
 		__u32 bo[MCP_GRAPH_CASE_MAX_BUFFERS];
@@ -670,7 +679,7 @@ static unsigned int run_table(struct __test_metadata *_metadata, int fd,
 		create_arg(&arg, bytes, len, bo, g.n_buffers);
 		arg.error_reason = arg.error_kind = arg.error_index = 0xdead;
 		ret = mcp_ioctl(fd, MCP_IOC_GRAPH_CREATE, &arg);
-		if (c->reason == MCP_GRAPH_OK) {
+		if (reason == MCP_GRAPH_OK) {
 			EXPECT_EQ(0, ret) TH_LOG("%s%s: %s (reason %u kind %u index %u)",
 						 c->name, compact ? " (v2)" : "",
 						 strerror(-ret), arg.error_reason,
@@ -684,7 +693,7 @@ static unsigned int run_table(struct __test_metadata *_metadata, int fd,
 			}
 		} else {
 			EXPECT_EQ(-EINVAL, ret) TH_LOG("%s: %s", c->name, strerror(-ret));
-			EXPECT_EQ(c->reason, arg.error_reason) TH_LOG("%s", c->name);
+			EXPECT_EQ(reason, arg.error_reason) TH_LOG("%s", c->name);
 			EXPECT_EQ(c->kind, arg.error_kind) TH_LOG("%s", c->name);
 			EXPECT_EQ(c->index, arg.error_index) TH_LOG("%s", c->name);
 			EXPECT_EQ(0, arg.handle) TH_LOG("%s", c->name);
@@ -2262,6 +2271,338 @@ TEST_F_TIMEOUT(graph, jobs_run_on_data_node, 120)
 	}
 	for (int i = 0; i < n; i++)
 		worker_stop(&w[i]);
+}
+
+/*
+ * An op the kernel has never heard of, in the worker range, on a WORKER
+ * node: with MCP_FEAT_WORKER_OPS, GRAPH_CREATE takes it with any slot
+ * counts, shapes and parameters that stay inside their buffers and blob,
+ * and a worker's read delivers it as given (op code, tensors, parameter
+ * bytes).  Still refused: an op outside the worker range, a worker op on
+ * the cpu engine, parameters over MCP_GRAPH_MAX_PARAM, aliasing.
+ */
+TEST_F_TIMEOUT(graph, unknown_worker_op_is_opaque, 60)
+{
+	static const uint8_t param[12] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
+	struct mcp_version v = { .size = sizeof(v) };
+	struct mcp_graph_case_graph g;
+	struct mcp_worker_job job;
+	struct mcp_graph_create c;
+	struct mcp_graph_exec e;
+	__u32 bo[1];
+	int wfd, fence;
+
+	ASSERT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_GET_VERSION, &v));
+	EXPECT_TRUE(v.features & MCP_FEAT_WORKER_OPS);
+	/* Op 4000 over an I8 [3] and an F32 [2][5]: no worker rule holds. */
+	mcp_graph_case_init(&g);
+	mcp_graph_case_buffer(&g, 4096, 0);
+	mcp_graph_case_tensor(&g, 0, MCP_DTYPE_I8, 0, 1, 3);
+	mcp_graph_case_tensor(&g, 0, MCP_DTYPE_F32, 64, 2, 2, 5);
+	mcp_graph_case_tensor(&g, 0, MCP_DTYPE_U8, 128, 1, 7);
+	mcp_graph_case_node(&g, 4000, MCP_GRAPH_ENGINE_WORKER, 2, 1, 0, 1, 2);
+	mcp_graph_case_param(&g, 0, param, sizeof(param));
+	ASSERT_EQ(0, create_graph(&self->bos, &g, bo, &c))
+		TH_LOG("op 4000 refused: reason %u kind %u index %u",
+		       c.error_reason, c.error_kind, c.error_index);
+
+	wfd = worker_register(self->fd, -1, NULL);
+	ASSERT_LE(0, wfd);
+	exec_arg(&e, c.handle, NULL, 0);
+	fence = graph_exec(self->fd, &e);
+	ASSERT_LE(0, fence);
+	ASSERT_EQ(sizeof(job), read(wfd, &job, sizeof(job)));
+	EXPECT_EQ(4000, job.op);
+	EXPECT_EQ(0, job.node);
+	EXPECT_EQ(2, job.n_inputs);
+	EXPECT_EQ(1, job.n_outputs);
+	EXPECT_EQ(MCP_DTYPE_I8, job.inputs[0].dtype);
+	EXPECT_EQ(3, job.inputs[0].dims[0]);
+	EXPECT_EQ(2, job.inputs[1].rank);
+	EXPECT_EQ(5, job.inputs[1].dims[1]);
+	EXPECT_EQ(128, job.outputs[0].offset);
+	EXPECT_EQ(sizeof(param), job.param_len);
+	EXPECT_EQ(0, memcmp(job.param, param, sizeof(param)));
+	EXPECT_EQ(0, job_done(wfd, job.job_id, 0));
+	EXPECT_EQ(1, fence_finish(fence, 5000));
+	close(wfd);
+	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
+
+	/* The highest op of the range; refusals the kernel keeps. */
+	g.nodes[0].op = 65535;
+	ASSERT_EQ(0, create_graph(&self->bos, &g, bo, &c));
+	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
+	g.nodes[0].op = 63;
+	EXPECT_EQ(-EINVAL, create_graph(&self->bos, &g, bo, &c));
+	EXPECT_EQ(MCP_GRAPH_ERR_OP, c.error_reason);
+	g.nodes[0].op = 4000;
+	g.nodes[0].engine = MCP_GRAPH_ENGINE_CPU;
+	EXPECT_EQ(-EINVAL, create_graph(&self->bos, &g, bo, &c));
+	EXPECT_EQ(MCP_GRAPH_ERR_ENGINE, c.error_reason);
+	g.nodes[0].engine = MCP_GRAPH_ENGINE_WORKER;
+	g.nodes[0].outputs[0] = 0;	/* onto in0, not in place */
+	EXPECT_EQ(-EINVAL, create_graph(&self->bos, &g, bo, &c));
+	EXPECT_EQ(MCP_GRAPH_ERR_ALIAS, c.error_reason);
+	g.nodes[0].outputs[0] = 2;
+	g.tensors[2].offset = 4096 - 64 + 8;	/* past the buffer (unaligned) */
+	EXPECT_EQ(-EINVAL, create_graph(&self->bos, &g, bo, &c));
+	EXPECT_EQ(MCP_GRAPH_ERR_TENSOR, c.error_reason);
+	g.tensors[2].offset = 4096;
+	EXPECT_EQ(-EINVAL, create_graph(&self->bos, &g, bo, &c));
+	EXPECT_EQ(MCP_GRAPH_ERR_BOUNDS, c.error_reason);
+}
+
+/* ---- GRAPH_CREATE's cost: memory charged, time, fatal signals ---- */
+
+/* A version 1 graph of one buffer built in place, for graphs over 64 nodes */
+struct raw_graph {
+	uint8_t *bytes;
+	size_t len;
+	struct mcp_graph_tensor *t;
+	struct mcp_graph_node *n;
+};
+
+static int raw_graph_init(struct raw_graph *r, __u64 buf_len, __u32 n_tensors,
+			  __u32 n_nodes)
+{
+	struct mcp_graph_header *h;
+	struct mcp_graph_buffer *b;
+
+	r->len = sizeof(*h) + sizeof(*b) + n_tensors * sizeof(*r->t) +
+		 n_nodes * sizeof(*r->n);
+	r->bytes = calloc(1, r->len);
+	if (!r->bytes)
+		return -ENOMEM;
+	h = (struct mcp_graph_header *)r->bytes;
+	h->magic = MCP_GRAPH_MAGIC;
+	h->version = MCP_GRAPH_VERSION;
+	h->header_size = sizeof(*h);
+	h->n_buffers = 1;
+	h->n_tensors = n_tensors;
+	h->n_nodes = n_nodes;
+	h->total_len = r->len;
+	b = (struct mcp_graph_buffer *)(h + 1);
+	b->length = buf_len;
+	r->t = (struct mcp_graph_tensor *)(b + 1);
+	r->n = (struct mcp_graph_node *)(r->t + n_tensors);
+	return 0;
+}
+
+/* Tensor @i: @elems f32 at @offset of the buffer. */
+static void raw_tensor(struct raw_graph *r, __u32 i, __u64 offset, __u32 elems)
+{
+	r->t[i].dtype = MCP_DTYPE_F32;
+	r->t[i].rank = 1;
+	r->t[i].layout = MCP_LAYOUT_DENSE;
+	r->t[i].offset = offset;
+	r->t[i].dims[0] = elems;
+}
+
+/* Node @i: a WNOP worker node reading @in and writing @out (-1: none). */
+static void raw_node(struct raw_graph *r, __u32 i, int in, int out,
+		     __u8 flags)
+{
+	r->n[i].op = MCP_OP_WNOP;
+	r->n[i].engine = MCP_GRAPH_ENGINE_WORKER;
+	r->n[i].flags = flags;
+	r->n[i].n_inputs = in >= 0;
+	r->n[i].inputs[0] = in >= 0 ? in : 0;
+	r->n[i].n_outputs = out >= 0;
+	r->n[i].outputs[0] = out >= 0 ? out : 0;
+}
+
+/* @n in-place nodes on one 64-byte tensor: k * (k - 1) / 2 ordered pairs. */
+static int build_inplace_pile(struct raw_graph *r, __u32 n)
+{
+	if (raw_graph_init(r, 4096, 1, n))
+		return -ENOMEM;
+	raw_tensor(r, 0, 0, 16);
+	for (__u32 i = 0; i < n; i++)
+		raw_node(r, i, 0, 0, MCP_GRAPH_NODE_INPLACE);
+	return 0;
+}
+
+/*
+ * @n writers of 64 bytes each and @n readers of all of them: n * n real
+ * edges, the most work a graph of 2n nodes can ask for.
+ */
+static int build_all_read_all(struct raw_graph *r, __u32 n)
+{
+	if (raw_graph_init(r, 64ULL * n, n + 1, 2 * n))
+		return -ENOMEM;
+	for (__u32 i = 0; i < n; i++) {
+		raw_tensor(r, i, 64ULL * i, 16);
+		raw_node(r, i, -1, i, 0);
+		raw_node(r, n + i, n, -1, 0);
+	}
+	raw_tensor(r, n, 0, 16 * n);
+	return 0;
+}
+
+static int raw_create(int fd, const struct raw_graph *r, __u32 bo,
+		      __u32 *handle)
+{
+	struct mcp_graph_create c;
+	int ret;
+
+	create_arg(&c, r->bytes, r->len, &bo, 1);
+	ret = mcp_ioctl(fd, MCP_IOC_GRAPH_CREATE, &c);
+	*handle = c.handle;
+	return ret;
+}
+
+#define GRAPH_CG_ROOT	"/sys/fs/cgroup"
+#define GRAPH_CG_DIR	GRAPH_CG_ROOT "/mcp_graph_test"
+
+/* Child exit codes of inplace_pile_in_small_memcg */
+enum { PILE_OK, PILE_ENOMEM, PILE_SETUP, PILE_ERROR, PILE_SLOW };
+
+/*
+ * 2048 in-place nodes on the same bytes (a 98 KB graph): the pairwise
+ * rule orders 2 million pairs.  Inside a memory cgroup of 16 MiB the
+ * create must be done within 2 s (with the graph, or with -ENOMEM
+ * charged to the cgroup), never stall.  The old sweep took 41 s, an RCU
+ * stall and 66 MB that the cgroup did not see.
+ */
+TEST_F_TIMEOUT(graph, inplace_pile_in_small_memcg, 180)
+{
+	char buf[4096];
+	struct raw_graph r;
+	int status, ret;
+	pid_t pid;
+
+	if (mcp_read_file(GRAPH_CG_ROOT "/cgroup.controllers", buf, sizeof(buf)) <= 0 ||
+	    !strstr(buf, "memory"))
+		SKIP(return, "needs cgroup v2 with the memory controller");
+	ASSERT_EQ(0, mcp_write_file(GRAPH_CG_ROOT "/cgroup.subtree_control", "+memory"));
+	ASSERT_TRUE(mkdir(GRAPH_CG_DIR, 0755) == 0 || errno == EEXIST);
+	ASSERT_EQ(0, mcp_write_file(GRAPH_CG_DIR "/memory.max", "16777216"));
+	ASSERT_EQ(0, build_inplace_pile(&r, 2048));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		__u32 bo, handle;
+		__u64 t0, ns;
+		int fd;
+
+		if (mcp_write_file(GRAPH_CG_DIR "/cgroup.procs", "0"))
+			_exit(PILE_SETUP);
+		fd = mcp_open();
+		if (fd < 0 || bo_create_on(fd, 4096, -1, &bo))
+			_exit(PILE_SETUP);
+		t0 = now_ns();
+		ret = raw_create(fd, &r, bo, &handle);
+		ns = now_ns() - t0;
+		fprintf(stderr, "# 2048 in-place nodes: %d in %llu ms\n", ret,
+			(unsigned long long)(ns / 1000000));
+		if (ns > 2000000000ULL)
+			_exit(PILE_SLOW);
+		_exit(!ret ? PILE_OK : ret == -ENOMEM ? PILE_ENOMEM : PILE_ERROR);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	free(r.bytes);
+	if (mcp_read_file(GRAPH_CG_DIR "/memory.events", buf, sizeof(buf)) > 0)
+		TH_LOG("memory.events: %s", buf);
+	rmdir(GRAPH_CG_DIR);
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child killed by signal %d",
+					      WTERMSIG(status));
+	/*
+	 * -ENOMEM charged to the cgroup would be a correct answer too, but
+	 * this graph needs a chain of 2047 edges: it fits.
+	 */
+	EXPECT_EQ(PILE_OK, WEXITSTATUS(status))
+		TH_LOG("child: %s", WEXITSTATUS(status) == PILE_SLOW ? "over 2 s" :
+		       WEXITSTATUS(status) == PILE_SETUP ? "setup failed" :
+		       WEXITSTATUS(status) == PILE_ENOMEM ? "-ENOMEM" :
+		       "GRAPH_CREATE failed");
+}
+
+/*
+ * A graph that takes a while to validate (1024 readers of 1024 writers:
+ * a million edges; max_dep_work raised for it): SIGKILL of a task inside
+ * GRAPH_CREATE ends it promptly, not when the validation is done.  One
+ * create, timed, says how long "a while" is; the child is killed half-way
+ * into one and must be gone within a quarter of it.
+ */
+TEST_F_TIMEOUT(graph, sigkill_ends_a_long_create, 300)
+{
+	long long work = knob_read("max_dep_work");
+	__u64 t0, create_ns, reap_ns;
+	int go[2], status, ret;
+	struct raw_graph r;
+	__u32 bo, handle;
+	pid_t pid;
+	char c;
+
+	/* An old module has no such knob and no bound: nothing to raise. */
+	if (work > 0)
+		ASSERT_EQ(0, knob_write("max_dep_work", 1 << 22));
+	ASSERT_EQ(0, build_all_read_all(&r, 1024));
+	ASSERT_NE(NULL, bos_add(&self->bos, 64 * 1024, -1, &bo));
+	t0 = now_ns();
+	ret = raw_create(self->fd, &r, bo, &handle);
+	create_ns = now_ns() - t0;
+	ASSERT_EQ(0, ret);
+	EXPECT_EQ(0, graph_destroy(self->fd, handle));
+	TH_LOG("one create: %llu ms", (unsigned long long)(create_ns / 1000000));
+
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(go[0]);
+		for (;;) {
+			if (write(go[1], "x", 1) != 1)
+				_exit(1);
+			if (raw_create(self->fd, &r, bo, &handle) ||
+			    graph_destroy(self->fd, handle))
+				_exit(2);
+		}
+	}
+	close(go[1]);
+	ASSERT_EQ(1, read(go[0], &c, 1));
+	usleep(create_ns / 2000);
+	t0 = now_ns();
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	reap_ns = now_ns() - t0;
+	close(go[0]);
+	free(r.bytes);
+	if (work > 0)
+		knob_write("max_dep_work", work);
+	ASSERT_TRUE(WIFSIGNALED(status));
+	TH_LOG("killed half-way into a %llu ms create, gone after %llu ms",
+	       (unsigned long long)(create_ns / 1000000),
+	       (unsigned long long)(reap_ns / 1000000));
+	EXPECT_LT(reap_ns, create_ns / 4);
+}
+
+/* The work bound: one over it is refused as a limit, the knob's range. */
+TEST_F(graph, dep_work_bound)
+{
+	long long work = knob_read("max_dep_work");
+	struct mcp_graph_create c;
+	struct raw_graph r;
+	__u32 bo;
+
+	ASSERT_LT(0, work) TH_LOG("max_dep_work not readable");
+	/* 32 writers, 32 readers: each reader covers 32 ranges; 32 + 32 * 32. */
+	ASSERT_EQ(0, build_all_read_all(&r, 32));
+	ASSERT_NE(NULL, bos_add(&self->bos, 64 * 32, -1, &bo));
+	ASSERT_EQ(0, knob_write("max_dep_work", 32 + 32 * 32 - 1));
+	create_arg(&c, r.bytes, r.len, &bo, 1);
+	EXPECT_EQ(-EINVAL, mcp_ioctl(self->fd, MCP_IOC_GRAPH_CREATE, &c));
+	EXPECT_EQ(MCP_GRAPH_ERR_LIMIT, c.error_reason);
+	EXPECT_EQ(MCP_GRAPH_AT_HEADER, c.error_kind);
+	ASSERT_EQ(0, knob_write("max_dep_work", 32 + 32 * 32));
+	create_arg(&c, r.bytes, r.len, &bo, 1);
+	EXPECT_EQ(0, mcp_ioctl(self->fd, MCP_IOC_GRAPH_CREATE, &c));
+	EXPECT_EQ(0, graph_destroy(self->fd, c.handle));
+	EXPECT_EQ(-EINVAL, knob_write("max_dep_work", 0));
+	EXPECT_EQ(-EINVAL, knob_write("max_dep_work", (1LL << 26) + 1));
+	EXPECT_EQ(0, knob_write("max_dep_work", work));
+	free(r.bytes);
 }
 
 /* ---- The edu device fd: COPY on its DMA engine ---- */

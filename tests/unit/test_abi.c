@@ -436,6 +436,15 @@ Test(abi, job_batch)
 	cr_expect_eq(MCP_FEAT_JOB_BATCH, 1ULL << 8);
 }
 
+Test(abi, worker_ops)
+{
+	cr_expect_eq(MCP_FEAT_WORKER_OPS, 1ULL << 11);
+	/* The worker range starts at WNOP; its ops keep their codes. */
+	cr_expect_eq(MCP_OP_WNOP, 64);
+	cr_expect_eq(MCP_OP_MATMUL_I8, 71);
+	cr_expect_eq(MCP_OP_DEQUANT_I8, 5);
+}
+
 Test(abi, job_chains)
 {
 	cr_expect_eq(MCP_FEAT_JOB_CHAINS, 1ULL << 10);

@@ -114,6 +114,7 @@ Test(graph_c_api, encodings)
 	cr_assert_eq(mcp_graph_to_json(b, 0, json_b, sizeof(json_b), &len), 0);
 	cr_expect_str_eq(json_a, json_b);
 	cr_expect_str_eq(mcp_feature_name(MCP_FEATURE_GRAPH_COMPACT), "graph-compact");
+	cr_expect_str_eq(mcp_feature_name(MCP_FEATURE_WORKER_OPS), "worker-ops");
 	mcp_graph_free(a);
 	mcp_graph_free(b);
 	mcp_graph_free(g);

@@ -384,6 +384,28 @@ Test(graph_format, builder_argument_errors)
 	cr_expect_eq(e.reason, mcp::GraphErrorReason::engine);
 }
 
+// A module with MCP_FEAT_WORKER_OPS accepts any worker-range op: which
+// worker ops exist is libmcp's to say, naming the node.
+Test(graph_format, unknown_worker_op_is_refused_naming_the_node)
+{
+	mcp::GraphDef def;
+
+	def.buffers = {{"a", 4096, 0, {}, {}}};
+	def.tensors = {{"x", 0, mcp::DType::f32, mcp::Layout::dense, 0, {16}},
+		       {"y", 0, mcp::DType::f32, mcp::Layout::dense, 64, {16}}};
+	def.nodes.push_back({"n0", mcp::Op::relu, mcp::EngineClass::worker, 0, {0}, {1}, {}});
+	def.nodes.push_back({"n1", static_cast<mcp::Op>(4000), mcp::EngineClass::worker, 0, {1}, {}, {}});
+	const auto e = def.validate();
+	cr_assert(e.has_value());
+	cr_expect_eq(e->reason, mcp::GraphErrorReason::op);
+	cr_expect_eq(e->kind, mcp::GraphErrorKind::node);
+	cr_expect_eq(e->index, 1u);
+	cr_expect(e->message.find("node 1") != std::string::npos, "%s", e->message.c_str());
+	cr_expect(e->message.find("'n1'") != std::string::npos, "%s", e->message.c_str());
+	cr_expect(e->message.find("unknown operator 4000") != std::string::npos, "%s",
+		  e->message.c_str());
+}
+
 Test(graph_format, names)
 {
 	cr_expect_str_eq(mcp::to_string(mcp::Op::matmul_i8), "matmul_i8");

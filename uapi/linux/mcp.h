@@ -57,6 +57,7 @@
 #define MCP_FEAT_JOB_BATCH	(1ULL << 8)	/* chained worker reads, JOBS_DONE */
 #define MCP_FEAT_GRAPH_COMPACT	(1ULL << 9)	/* graphs in format version 2 */
 #define MCP_FEAT_JOB_CHAINS	(1ULL << 10)	/* MCP_WORKER_CHAINS, CHAIN_DONE */
+#define MCP_FEAT_WORKER_OPS	(1ULL << 11)	/* worker ops 64..65535 opaque */
 
 /* Length of mcp_version.module_version, including the terminating NUL. */
 #define MCP_MODULE_VERSION_LEN	64
@@ -993,7 +994,19 @@ struct mcp_graph_tensor {
 
 /*
  * Operators (mcp_graph_node.op).  "in N"/"out N" are the node's inputs
- * and outputs; shapes are checked at MCP_IOC_GRAPH_CREATE.
+ * and outputs.
+ *
+ * Ops 1..63 are the kernel's; 64 (MCP_OP_WNOP) .. 65535 are the worker
+ * range.  MCP_IOC_GRAPH_CREATE checks the kernel's operators in full
+ * (arity, parameters, dtypes, shapes).  With MCP_FEAT_WORKER_OPS a
+ * worker-range op is opaque to the kernel: any of them is accepted on a
+ * MCP_GRAPH_ENGINE_WORKER node, which is checked only for its slots,
+ * tensor bounds, aliasing, dependencies, engine class and the blob range
+ * and size (MCP_GRAPH_MAX_PARAM) of its parameters, and reaches workers
+ * with its op code as given.  The rules of the worker operators below are
+ * libmcp's, which refuses a graph breaking them, or naming an op it does
+ * not know, when it is loaded.  A module without the bit also checks the
+ * operators below and refuses any other op.
  *
  * Data movement, run by the kernel (MCP_GRAPH_ENGINE_CPU or _DEVICE):
  *   NOP	no inputs or outputs required; does nothing (scheduling cost)

@@ -29,6 +29,12 @@ extern "C" {
 #define MCP_FEATURE_GRAPHS	(UINT64_C(1) << 7)
 /* The kernel takes the compact encoding (MCP_FEAT_GRAPH_COMPACT). */
 #define MCP_FEATURE_GRAPH_COMPACT	(UINT64_C(1) << 9)
+/*
+ * The module treats worker operators (op codes 64 .. 65535) as opaque:
+ * their rules are libmcp's (mcp_graph_validate(); the Runtime checks them
+ * at load).
+ */
+#define MCP_FEATURE_WORKER_OPS		(UINT64_C(1) << 11)
 
 /*
  * How a binary graph encodes its tables (graphs.rst, "Compact encoding"):

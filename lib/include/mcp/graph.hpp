@@ -24,6 +24,7 @@ namespace mcp {
 namespace feature {
 inline constexpr std::uint64_t graphs = MCP_FEATURE_GRAPHS;
 inline constexpr std::uint64_t graph_compact = MCP_FEATURE_GRAPH_COMPACT;
+inline constexpr std::uint64_t worker_ops = MCP_FEATURE_WORKER_OPS;
 } // namespace feature
 
 // Values are the kernel's (enum mcp_dtype ...); a GraphDef read from bytes
