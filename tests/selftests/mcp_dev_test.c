@@ -1128,6 +1128,53 @@ TEST_F(edu, irq_close_disconnects)
 	close(efd);
 }
 
+/*
+ * A connected vector belongs to the device fd that connected it: another
+ * open of the device can neither replace nor drop it, and the owner keeps
+ * its interrupts.  Once the owner's fd is released the vector is free.
+ */
+TEST_F(edu, irq_owned_by_connecting_fd)
+{
+	int ea = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int eb = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int dev_a, dev_b, dup_a;
+
+	ASSERT_LE(0, ea);
+	ASSERT_LE(0, eb);
+	dev_a = mcp_dev_open(self->fd, self->idx);
+	ASSERT_LE(0, dev_a);
+	dev_b = mcp_dev_open(self->fd, self->idx);
+	ASSERT_LE(0, dev_b);
+	ASSERT_EQ(0, mcp_irq_set_eventfd(dev_a, 0, ea));
+	/* Neither replaced nor dropped by another open. */
+	EXPECT_EQ(-EBUSY, mcp_irq_set_eventfd(dev_b, 0, eb));
+	EXPECT_EQ(-EBUSY, mcp_irq_set_eventfd(dev_b, 0, -1));
+	EXPECT_EQ(-EBUSY, mcp_irq_set_eventfd(self->devfd, 0, -1));
+	/* A still gets its interrupt, B nothing. */
+	EXPECT_EQ(factorial32(6), edu_factorial(self->regs, 6, 1));
+	EXPECT_EQ(1, mcp_eventfd_wait(ea, 2000)) TH_LOG("owner lost its interrupt");
+	EXPECT_EQ(0, mcp_eventfd_wait(eb, 100));
+	/* The owner's file, through any fd, may replace its own. */
+	dup_a = dup(dev_a);
+	ASSERT_LE(0, dup_a);
+	EXPECT_EQ(0, mcp_irq_set_eventfd(dup_a, 0, ea));
+	close(dup_a);
+	/* After A's release, B can connect; and then it owns the vector. */
+	close(dev_a);
+	ASSERT_EQ(0, mcp_irq_set_eventfd(dev_b, 0, eb));
+	EXPECT_EQ(factorial32(7), edu_factorial(self->regs, 7, 1));
+	EXPECT_EQ(1, mcp_eventfd_wait(eb, 2000));
+	EXPECT_EQ(0, mcp_eventfd_wait(ea, 100));
+	EXPECT_EQ(-EBUSY, mcp_irq_set_eventfd(self->devfd, 0, ea));
+	/* Dropped by its owner, the vector is free for anyone. */
+	EXPECT_EQ(0, mcp_irq_set_eventfd(dev_b, 0, -1));
+	EXPECT_EQ(0, mcp_irq_set_eventfd(self->devfd, 0, ea));
+	EXPECT_EQ(0, mcp_irq_set_eventfd(self->devfd, 0, -1));
+	close(dev_b);
+	close(ea);
+	close(eb);
+}
+
 /* ---- The generic path: pci-testdev bound through new_id ---- */
 
 FIXTURE(generic) {

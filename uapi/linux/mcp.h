@@ -539,7 +539,9 @@ struct mcp_bar_info {
  * @vector:	in: interrupt vector, 0 .. mcp_dev_info.irq_count - 1
  * @eventfd:	in: eventfd to signal on each interrupt; -1 disconnects
  *
- * One eventfd per vector and device; a new one replaces the old.  The
+ * One eventfd per vector and device; a new one replaces the old.  A
+ * connected vector belongs to the device fd that connected it: from any
+ * other device fd, connecting or disconnecting it is -EBUSY.  The
  * device's backend acknowledges the interrupt in the device; a device
  * without a backend that interrupts through INTx has the line masked after
  * each interrupt until MCP_IOC_IRQ_UNMASK (as VFIO does).  Closing the
