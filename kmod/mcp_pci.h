@@ -13,7 +13,7 @@
  * Locks, outermost first (also in mcp_internal.h):
  *
  *   mmap_lock		of a process faulting in or mapping a BAR
- *     mcp_dev.lock	mutex: @gone, @wc_maps and the eventfds.
+ *     mcp_dev.lock	mutex: @gone, @wc_maps, @uc_maps and the eventfds.
  *			Held by the fault handler while it inserts PTEs and
  *			by revocation while it zaps them, so no PTE appears
  *			after a zap.  Held from reset_prepare to reset_done.
@@ -108,6 +108,7 @@ struct mcp_irq {
  * @gone:	removed: ioctls -ENODEV, faults SIGBUS
  * @wc_maps:	write-combining VMAs per BAR; while non-zero the BAR has a
  *		WC record in x86 PAT (mcp_devfile.c)
+ * @uc_maps:	uncached VMAs per BAR; a BAR has VMAs of one mode only
  * @inode:	owns the address_space all BAR mappings of this device
  *		share, so unmap_mapping_range() revokes exactly them
  * @irq_type:	enum mcp_irq_type
@@ -129,6 +130,7 @@ struct mcp_dev {
 	struct mutex lock;	/* see the lock order above */
 	bool gone;
 	unsigned int wc_maps[MCP_DEV_MAX_BARS];
+	unsigned int uc_maps[MCP_DEV_MAX_BARS];
 	struct inode *inode;
 	u32 irq_type;
 	u32 irq_count;

@@ -1354,6 +1354,67 @@ TEST_F(generic, prefetchable_bar_wc)
 					b.wc_offset));
 }
 
+/*
+ * x86 PAT keeps one cache mode per physical range: while BAR2 has a WC
+ * mapping, an uncached mapping of it would be write-combining too.  So a
+ * BAR is mapped in one mode at a time, copies and splits of a VMA count,
+ * and the other mode is free again once the last mapping is gone.
+ */
+TEST_F(generic, bar_one_cache_mode_at_a_time)
+{
+	struct mcp_bar_info b;
+	int dev2, pat_wc;
+	char *uc, *wc;
+
+	self->devfd = mcp_dev_open(self->fd, self->idx);
+	ASSERT_LE(0, self->devfd);
+	ASSERT_EQ(0, mcp_bar_info(self->devfd, 2, &b));
+	if (b.wc_status != MCP_WC_ALLOWED)
+		SKIP(return, "BAR2 cannot be mapped write-combining here (wc_status %u)",
+		     b.wc_status);
+	dev2 = mcp_dev_open(self->fd, self->idx);
+	ASSERT_LE(0, dev2);
+	pat_wc = pat_entries(self->info.bars[2].start, b.len, "write-combining");
+
+	/* WC first: uncached is refused, through this fd and another. */
+	wc = mmap(NULL, 2 * self->pg, PROT_READ | PROT_WRITE, MAP_SHARED, self->devfd,
+		  b.wc_offset);
+	ASSERT_NE(MAP_FAILED, wc) TH_LOG("mmap at wc_offset: %s", strerror(errno));
+	EXPECT_EQ(-EBUSY, mcp_try_mmap(self->devfd, self->pg, PROT_READ, MAP_SHARED,
+				       b.offset)) TH_LOG("an uncached map of a WC-recorded BAR");
+	EXPECT_EQ(-EBUSY, mcp_try_mmap(dev2, self->pg, PROT_READ, MAP_SHARED, b.offset));
+	/* More WC is fine; a split leaves two VMAs that both count. */
+	EXPECT_EQ(0, mcp_try_mmap(dev2, self->pg, PROT_READ, MAP_SHARED, b.wc_offset));
+	ASSERT_EQ(0, munmap(wc, self->pg));
+	EXPECT_EQ(-EBUSY, mcp_try_mmap(dev2, self->pg, PROT_READ, MAP_SHARED, b.offset));
+	if (pat_wc >= 0)
+		EXPECT_EQ(pat_wc + 1, pat_entries(self->info.bars[2].start, b.len,
+						  "write-combining"));
+	ASSERT_EQ(0, munmap(wc + self->pg, self->pg));
+	if (pat_wc >= 0)
+		EXPECT_EQ(pat_wc, pat_entries(self->info.bars[2].start, b.len,
+					      "write-combining"));
+
+	/* Uncached first: WC is refused until the last uncached map goes. */
+	uc = mmap(NULL, 2 * self->pg, PROT_READ | PROT_WRITE, MAP_SHARED, dev2, b.offset);
+	ASSERT_NE(MAP_FAILED, uc);
+	EXPECT_EQ(-EBUSY, mcp_try_mmap(self->devfd, self->pg, PROT_READ, MAP_SHARED,
+				       b.wc_offset));
+	ASSERT_EQ(0, munmap(uc + self->pg, self->pg));
+	EXPECT_EQ(-EBUSY, mcp_try_mmap(self->devfd, self->pg, PROT_READ, MAP_SHARED,
+				       b.wc_offset));
+	if (pat_wc >= 0)
+		EXPECT_EQ(pat_wc, pat_entries(self->info.bars[2].start, b.len,
+					      "write-combining"));
+	/* A mapping outlives its fd: closing dev2 frees nothing. */
+	close(dev2);
+	EXPECT_EQ(-EBUSY, mcp_try_mmap(self->devfd, self->pg, PROT_READ, MAP_SHARED,
+				       b.wc_offset));
+	ASSERT_EQ(0, munmap(uc, self->pg));
+	EXPECT_EQ(0, mcp_try_mmap(self->devfd, self->pg, PROT_READ, MAP_SHARED, b.wc_offset));
+	EXPECT_EQ(0, mcp_try_mmap(self->devfd, self->pg, PROT_READ, MAP_SHARED, b.offset));
+}
+
 TEST_F(generic, no_interrupts)
 {
 	int efd = eventfd(0, EFD_CLOEXEC);

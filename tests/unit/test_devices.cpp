@@ -470,6 +470,19 @@ Test(device_messages, no_rawio_names_the_capability)
 	}
 }
 
+Test(device_messages, other_cache_mode_says_unmap_it)
+{
+	std::string uc = mcp::detail::map_error_message(EBUSY, 2, "0000:00:05.0");
+	std::string wc = mcp::detail::map_error_message(EBUSY, 2, "0000:00:05.0",
+							mcp::Caching::write_combining);
+
+	cr_expect(uc.find("BAR 2 of 0000:00:05.0 uncached") != std::string::npos, "%s", uc.c_str());
+	cr_expect(uc.find("mapped write-combining") != std::string::npos, "%s", uc.c_str());
+	cr_expect(wc.find("write-combining was refused") != std::string::npos, "%s", wc.c_str());
+	cr_expect(wc.find("mapped uncached") != std::string::npos, "%s", wc.c_str());
+	cr_expect(wc.find("one cache mode at a time") != std::string::npos, "%s", wc.c_str());
+}
+
 Test(device_messages, removed_device_says_removed)
 {
 	std::string s = mcp::detail::device_error_message(ENODEV, "0000:00:04.0", "MCP_IOC_BAR_INFO");

@@ -516,6 +516,8 @@ enum mcp_wc_status {
  * @offset (or @wc_offset) plus a page-aligned position inside it; it needs
  * CAP_SYS_RAWIO (like sysfs resourceN), MAP_SHARED, and must stay inside
  * the BAR (else -EINVAL).  A BAR that is not MCP_BAR_MAPPABLE is -EINVAL.
+ * A BAR is mapped in one cache mode at a time: while it has a mapping at
+ * @offset, mmap() at @wc_offset is -EBUSY, and the other way round.
  */
 struct mcp_bar_info {
 	__u32 size;
