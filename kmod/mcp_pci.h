@@ -51,6 +51,9 @@ struct mcp_engine;
  * @max_irqs:		interrupt vectors to ask for
  * @wc_safe_bars:	BIT(n): BAR n may be mapped write-combining even
  *			though it is not prefetchable
+ * @wc_test_safe:	the write-combining self-test may store to the
+ *			first page of the family's first WC-capable BAR at
+ *			probe (mcp_wc.c); the generic path never does
  * @probe:		after enable, DMA mask and bus mastering, before
  *			interrupts; may use pcim_* resources and create the
  *			device's DMA engine (mcp_dev.engine); optional
@@ -68,6 +71,7 @@ struct mcp_backend {
 	unsigned int dma_bits;
 	unsigned int max_irqs;
 	u32 wc_safe_bars;
+	bool wc_test_safe;
 	int (*probe)(struct mcp_dev *mdev);
 	void (*remove)(struct mcp_dev *mdev);
 	void (*reset_done)(struct mcp_dev *mdev);

@@ -159,6 +159,9 @@ Test(dev_info, names)
 	cr_expect_str_eq(mcp::to_string(mcp::IrqType::msix), "msix");
 	cr_expect_str_eq(mcp::to_string(static_cast<mcp::IrqType>(9)), "unknown");
 	cr_expect_str_eq(mcp::to_string(mcp::WcTest::not_combining), "not-combining");
+	cr_expect_str_eq(mcp::to_string(mcp::WcTest::not_run), "not-run");
+	cr_expect_eq(static_cast<unsigned>(mcp::WcTest::not_run), MCP_WC_NOT_RUN);
+	cr_expect_eq(MCP_ACCEL_WCTEST_NOT_RUN, MCP_WC_NOT_RUN);
 	cr_expect_str_eq(mcp::to_string(static_cast<mcp::WcTest>(9)), "unknown");
 	cr_expect_str_eq(mcp_feature_name(MCP_FEATURE_DEVICES), "devices");
 }

@@ -376,6 +376,7 @@ enum mcp_wc_test {
 	MCP_WC_UNSUPPORTED = 1,		/* the platform cannot map WC (no PAT) */
 	MCP_WC_NOT_COMBINING = 2,	/* WC maps work but writes do not combine */
 	MCP_WC_COMBINING = 3,		/* WC mappings combine writes */
+	MCP_WC_NOT_RUN = 4,		/* not run: not declared safe (generic) */
 };
 
 /* mcp_dev_info.dev_flags */
