@@ -14,8 +14,10 @@
  * MCP_CTR_PLACED_TASKS counts the entries.
  *
  * Lock order (outermost first; see mcp_place.h and mcp_internal.h):
- *   mcp_place_lock (mutex) -> mmap_lock (read, trylock) -> mcp_idle_lock
- *   (spinlock) / task pi_lock (raw spinlock, taken inside the scheduler).
+ *   mcp_place_lock (mutex) -> a target's mmap_lock (read, trylock, the
+ *   rebalancer) / task pi_lock (raw spinlock, taken inside the scheduler).
+ *   mcp_idle_lock (spinlock) is taken alone: the idle snapshot is taken
+ *   before mcp_place_lock.
  * mcp_place_lock is held across set_cpus_allowed_ptr(), which may sleep,
  * and by the rebalancer across mcp_netlink_place_event(); no spinlock is
  * ever held across either.  MCP_IOC_PLACE and MCP_IOC_UNPLACE hold it

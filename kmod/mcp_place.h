@@ -13,10 +13,11 @@
  *			and its mcp_netlink_place_event(), all of which may
  *			sleep; never across copy_to_user() (the ioctls copy
  *			out and send their events after dropping it).
- *   mmap_lock		read, of a target task's mm (rebalancer sampling,
+ *     mmap_lock	read, of a target task's mm (rebalancer sampling,
  *			trylock only).
  *   mcp_idle_lock	spinlock: the idle CPU mask of the last window.  Held
- *			only to copy the mask; nothing sleeps under it.
+ *			only to copy the mask; nothing sleeps under it, and
+ *			it is never taken under mcp_place_lock.
  */
 #ifndef _MCP_PLACE_H
 #define _MCP_PLACE_H
