@@ -11,7 +11,10 @@
  *
  * Locks: mcp_bo.lock, a mutex, guards the kernel mapping; taken after
  * mcp_ctx.lock.  An imported BO's lock is a class of its own: it is held
- * across dma_buf_vmap(), which may take an exporting MCP BO's lock.
+ * across dma_buf_vmap(), which takes the dma-buf's own lock and, for a
+ * dma-buf MCP exported, the exporting BO's lock inside that
+ * (mcp_dmabuf_vmap()): imported mcp_bo.lock -> dma_buf.lock -> exported
+ * mcp_bo.lock.
  */
 #ifndef _MCP_BO_H
 #define _MCP_BO_H

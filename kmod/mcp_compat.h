@@ -20,6 +20,7 @@
 #include <linux/mm.h>
 #include <linux/pci.h>
 #include <linux/version.h>
+#include <net/genetlink.h>
 
 /*
  * vm_flags is written directly up to 6.2; 6.3 made it read-only behind
@@ -60,6 +61,19 @@ static inline void mcp_eventfd_signal(struct eventfd_ctx *ctx)
 #define MCP_PCI_IRQ_INTX	PCI_IRQ_INTX
 #else
 #define MCP_PCI_IRQ_INTX	PCI_IRQ_LEGACY
+#endif
+
+/*
+ * GENL_MCAST_CAP_NET_ADMIN (joining a multicast group needs CAP_NET_ADMIN
+ * in the socket's network namespace) came with 6.8 and was backported to
+ * 6.1.66 and later (Debian 12's kernels have it).  Without it nothing can
+ * restrict who joins, and events leave out who was placed (pid, comm):
+ * see Documentation/events.rst.
+ */
+#ifdef GENL_MCAST_CAP_NET_ADMIN
+#define MCP_GENL_MCAST_ADMIN	GENL_MCAST_CAP_NET_ADMIN
+#else
+#define MCP_GENL_MCAST_ADMIN	0
 #endif
 
 #endif /* _MCP_COMPAT_H */

@@ -100,6 +100,7 @@ static const char * const mcp_wc_test_names[] = {
 	[MCP_WC_UNSUPPORTED] = "unsupported",
 	[MCP_WC_NOT_COMBINING] = "not_combining",
 	[MCP_WC_COMBINING] = "combining",
+	[MCP_WC_NOT_RUN] = "not_run",
 };
 
 static ssize_t wc_test_show(struct device *dev, struct device_attribute *attr,

@@ -15,7 +15,10 @@
  * state that a zap racing with munmap() could tear (remap_pfn_range()'s
  * VM_PAT does); x86 PAT takes the cache mode from its record of the
  * range instead, so a BAR mapped write-combining has a WC record for as
- * long as such a mapping exists (mcp_dev.wc_maps).
+ * long as such a mapping exists (mcp_dev.wc_maps).  That record would make
+ * an uncached mapping of the same BAR write-combining too, so a BAR is
+ * mapped in one cache mode at a time (mcp_dev.uc_maps, wc_maps): an mmap()
+ * in the other mode is -EBUSY until the last mapping goes.
  *
  * mmap offsets: BAR n is region 2n (uncached) and 2n + 1 (write-
  * combining), at region << MCP_REGION_SHIFT.  Userspace learns them from
@@ -121,27 +124,39 @@ void mcp_dev_revoke_mappings(struct mcp_dev *mdev)
 	unmap_mapping_range(mdev->inode->i_mapping, 0, 0, true);
 }
 
-/* The first WC mapping of a BAR records WC for it in x86 PAT. */
-static int mcp_bar_wc_get(struct mcp_dev *mdev, unsigned int bar)
+/*
+ * Take a mapping of @bar in one cache mode.  A BAR is mapped in one mode
+ * at a time: x86 PAT's record of the range decides the mode of every PTE,
+ * so while a WC mapping holds a WC record an uncached mapping would be
+ * write-combining too.  A mapping in the other mode is -EBUSY.  The first
+ * WC mapping records WC for the whole BAR.
+ */
+static int mcp_bar_map_get(struct mcp_dev *mdev, unsigned int bar, bool wc)
 {
+	unsigned int *maps = wc ? mdev->wc_maps : mdev->uc_maps;
+	unsigned int *other = wc ? mdev->uc_maps : mdev->wc_maps;
 	int ret;
 
 	lockdep_assert_held(&mdev->lock);
 
-	if (mdev->wc_maps[bar]++)
+	if (other[bar])
+		return -EBUSY;
+	if (maps[bar]++ || !wc)
 		return 0;
 	ret = arch_io_reserve_memtype_wc(pci_resource_start(mdev->pdev, bar),
 					 pci_resource_len(mdev->pdev, bar));
 	if (ret)
-		mdev->wc_maps[bar]--;
+		maps[bar]--;
 	return ret;
 }
 
-static void mcp_bar_wc_put(struct mcp_dev *mdev, unsigned int bar)
+static void mcp_bar_map_put(struct mcp_dev *mdev, unsigned int bar, bool wc)
 {
+	unsigned int *maps = wc ? mdev->wc_maps : mdev->uc_maps;
+
 	lockdep_assert_held(&mdev->lock);
 
-	if (--mdev->wc_maps[bar])
+	if (WARN_ON_ONCE(!maps[bar]) || --maps[bar] || !wc)
 		return;
 	arch_io_free_memtype_wc(pci_resource_start(mdev->pdev, bar),
 				pci_resource_len(mdev->pdev, bar));
@@ -153,14 +168,14 @@ static void mcp_bar_vm_open(struct vm_area_struct *vma)
 	struct mcp_dev *mdev = vma->vm_private_data;
 	unsigned int bar;
 	bool wc;
+	int ret;
 
 	bar = mcp_vma_bar(vma, &wc);
-	if (wc) {
-		/* The record exists, so taking another reference cannot fail. */
-		mutex_lock(&mdev->lock);
-		mdev->wc_maps[bar]++;
-		mutex_unlock(&mdev->lock);
-	}
+	/* The copied VMA holds this mode, so another one cannot fail. */
+	mutex_lock(&mdev->lock);
+	ret = mcp_bar_map_get(mdev, bar, wc);
+	mutex_unlock(&mdev->lock);
+	WARN_ON_ONCE(ret);
 	mcp_counter_inc(MCP_CTR_BAR_MAPPINGS);
 }
 
@@ -171,11 +186,9 @@ static void mcp_bar_vm_close(struct vm_area_struct *vma)
 	bool wc;
 
 	bar = mcp_vma_bar(vma, &wc);
-	if (wc) {
-		mutex_lock(&mdev->lock);
-		mcp_bar_wc_put(mdev, bar);
-		mutex_unlock(&mdev->lock);
-	}
+	mutex_lock(&mdev->lock);
+	mcp_bar_map_put(mdev, bar, wc);
+	mutex_unlock(&mdev->lock);
 	mcp_counter_dec(MCP_CTR_BAR_MAPPINGS);
 }
 
@@ -256,11 +269,9 @@ static int mcp_devfile_mmap(struct file *file, struct vm_area_struct *vma)
 		goto out_unlock;
 	}
 
-	if (wc) {
-		ret = mcp_bar_wc_get(mdev, bar);
-		if (ret)
-			goto out_unlock;
-	}
+	ret = mcp_bar_map_get(mdev, bar, wc);
+	if (ret)
+		goto out_unlock;
 
 	vma->vm_page_prot = wc ? pgprot_writecombine(vma->vm_page_prot) :
 				 pgprot_noncached(vma->vm_page_prot);

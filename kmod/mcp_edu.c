@@ -103,6 +103,13 @@ const struct mcp_backend mcp_edu_backend = {
 	.dma_bits = 32,
 	.max_irqs = 1,
 	.wc_safe_bars = 0,
+	/*
+	 * Not wc_test_safe: the test stores to a BAR's whole first page,
+	 * which on edu holds the factorial, interrupt-raise and DMA
+	 * command registers.  (edu has no WC-capable BAR, so nothing would
+	 * be tested anyway.)
+	 */
+	.wc_test_safe = false,
 	.probe = mcp_edu_probe,
 	.remove = mcp_edu_remove,
 	.irq_ack = mcp_edu_irq_ack,

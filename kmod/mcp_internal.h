@@ -8,17 +8,25 @@
  *			its snapshot.  Never held across copy_to_user().
  *
  *   mcp_place_lock	mutex (mcp_place.c): per-task placement state.  Held
- *			across set_cpus_allowed_ptr(), copy_to_user() of the
- *			placement reply and mcp_netlink_place_event().
+ *			across set_cpus_allowed_ptr() (the target's pi_lock
+ *			and runqueue lock nest inside) and, by the
+ *			rebalancer only, mcp_netlink_place_event().  Never
+ *			held across copy_to_user() or copy_from_user(), so a
+ *			caller's own mmap_lock (a fault on its reply buffer)
+ *			never nests inside: MCP_IOC_PLACE and MCP_IOC_UNPLACE
+ *			copy out and send their events after dropping it.
  *     mmap_lock	read, trylock, of a placed task's mm (mcp_rebalance.c)
- *     mcp_idle_lock	spinlock (mcp_idle.c): the idle CPU mask; innermost,
- *			nothing sleeps under it.
+ *   mcp_idle_lock	spinlock (mcp_idle.c): the idle CPU mask; taken alone
+ *			(mcp_idle_snapshot() runs before mcp_place_lock is
+ *			taken), nothing sleeps under it.
  *
- *   mmap_lock		of a process mapping or faulting in a BAR
+ *   mmap_lock		of a process mapping or faulting in a BAR or a BO
  *     mcp_dev.lock	mutex (mcp_pci.h): one accelerator device's state,
- *			its WC mapping counts and its eventfds
+ *			its BAR mapping counts and its eventfds
  *       i_mmap_rwsem	in unmap_mapping_range(), revoking the mappings
  *       mcp_irq.mask_lock spinlock, irq-safe: generic INTx mask state
+ *     mcp_ctx.lock	(below) mmap() of a BO looks its handle up under
+ *			the caller's mmap_lock (mcp_ctx_mmap())
  *   mcp_devs		the device registry's xarray spinlock (mcp_pci.c);
  *			taken alone
  *
@@ -26,7 +34,10 @@
  *			held across copy_to_user() or a wait for a job
  *     mcp_bo.lock	mutex (mcp_bo.h): a BO's kernel mapping; an imported
  *			BO's (a class of its own) is held across
- *			dma_buf_vmap(), which may take an exported BO's
+ *			dma_buf_vmap(), which takes the dma-buf's lock:
+ *       dma_buf.lock	mutex (the dma-buf core's, around ->vmap); for a
+ *			dma-buf MCP exported, ->vmap takes that BO's lock:
+ *         mcp_bo.lock	of the exported BO
  *
  *   mcp_worker.read_lock mutex (mcp_sched.h): a worker fd's buffer for
  *			reads of several jobs; held across such a read
@@ -34,7 +45,9 @@
  *			worker jobs and workers; process context only,
  *			nothing sleeps, no fence is signalled and no copy
  *			to or from user memory is made under it; nothing
- *			nests inside but wake_up()'s locks
+ *			nests inside but wake_up()'s wait-queue locks and
+ *			the workqueue pool lock of queue_work_node() (a
+ *			ready CPU or DEVICE job is queued under it)
  *
  *   dma_fence.lock	an in-fence's, around its callbacks (mcp_dma.c and
  *			mcp_sched.c, which only queues a work item there)

@@ -12,6 +12,11 @@
  * The hard-irq handler reads mcp_irq.trigger under RCU; replacing it is
  * done under mcp_dev.lock and the old eventfd is put after a grace period.
  *
+ * A connected vector belongs to the device fd that connected it
+ * (mcp_irq.owner): another open of the device gets -EBUSY for both
+ * replacing and dropping it, until the owner drops it or its fd is
+ * released (mcp_irq_release_owner()).
+ *
  * Locks: mcp_dev.lock, then mcp_irq.mask_lock (mcp_pci.h).
  */
 
@@ -221,6 +226,10 @@ int mcp_ioctl_irq_set_eventfd(struct file *file, void *karg)
 		ret = -ENODEV;
 	} else if (arg->vector >= mdev->irq_count) {
 		ret = -EINVAL;
+	} else if (mdev->irqs[arg->vector].owner &&
+		   mdev->irqs[arg->vector].owner != file) {
+		/* Another open of the device connected it: only it may change it. */
+		ret = -EBUSY;
 	} else {
 		old = mcp_irq_swap_trigger(mdev, &mdev->irqs[arg->vector],
 					   trigger, file);

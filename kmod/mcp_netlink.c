@@ -8,6 +8,10 @@
  * only (netnsok is off): events carry thread ids of the initial pid
  * namespace, and genlmsg_multicast() sends to init_net.
  *
+ * Joining the group needs CAP_NET_ADMIN: events name other users'
+ * threads (pid and comm).  On a kernel that cannot restrict a group
+ * (mcp_compat.h), events carry neither.
+ *
  * Nothing is ever logged per event: every event is counted in one of
  * the debugfs counters events_sent, events_unheard (nobody listened) or
  * events_dropped (out of memory, or a listener's receive buffer was full).
@@ -28,8 +32,16 @@ enum mcp_genl_mcgrp {
 	MCP_GENL_MCGRP_EVENTS,
 };
 
+/*
+ * Events name a thread and its comm, which /proc may hide (hidepid=), so
+ * joining the group needs CAP_NET_ADMIN, as for the kernel's other
+ * groups that report on other users' processes.
+ */
 static const struct genl_multicast_group mcp_genl_mcgrps[] = {
-	[MCP_GENL_MCGRP_EVENTS] = { .name = MCP_GENL_EVENTS_GROUP },
+	[MCP_GENL_MCGRP_EVENTS] = {
+		.name = MCP_GENL_EVENTS_GROUP,
+		.flags = MCP_GENL_MCAST_ADMIN,
+	},
 };
 
 /* The attribute types, as listeners should parse them. */
@@ -76,20 +88,25 @@ static int mcp_place_event_fill(struct sk_buff *skb,
 	if (!hdr)
 		return -EMSGSIZE;
 
-	if (nla_put_u32(skb, MCP_ATTR_PID, ev->pid) ||
-	    nla_put_string(skb, MCP_ATTR_COMM, ev->comm) ||
-	    nla_put_s32(skb, MCP_ATTR_FROM_NODE, ev->from_node) ||
+	/* Who was placed, only to listeners the group could restrict. */
+	if (MCP_GENL_MCAST_ADMIN &&
+	    (nla_put_u32(skb, MCP_ATTR_PID, ev->pid) ||
+	     nla_put_string(skb, MCP_ATTR_COMM, ev->comm)))
+		goto err_cancel;
+	if (nla_put_s32(skb, MCP_ATTR_FROM_NODE, ev->from_node) ||
 	    nla_put_s32(skb, MCP_ATTR_TO_NODE, ev->to_node) ||
 	    nla_put_u32(skb, MCP_ATTR_REASON, ev->reason) ||
 	    nla_put_u32(skb, MCP_ATTR_ORIGIN, ev->origin) ||
 	    nla_put_u64_64bit(skb, MCP_ATTR_TIMESTAMP_NS, ev->timestamp_ns,
-			      MCP_ATTR_PAD)) {
-		genlmsg_cancel(skb, hdr);
-		return -EMSGSIZE;
-	}
+			      MCP_ATTR_PAD))
+		goto err_cancel;
 
 	genlmsg_end(skb, hdr);
 	return 0;
+
+err_cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
 }
 
 /**

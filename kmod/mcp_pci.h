@@ -13,7 +13,7 @@
  * Locks, outermost first (also in mcp_internal.h):
  *
  *   mmap_lock		of a process faulting in or mapping a BAR
- *     mcp_dev.lock	mutex: @gone, @wc_maps and the eventfds.
+ *     mcp_dev.lock	mutex: @gone, @wc_maps, @uc_maps and the eventfds.
  *			Held by the fault handler while it inserts PTEs and
  *			by revocation while it zaps them, so no PTE appears
  *			after a zap.  Held from reset_prepare to reset_done.
@@ -51,6 +51,9 @@ struct mcp_engine;
  * @max_irqs:		interrupt vectors to ask for
  * @wc_safe_bars:	BIT(n): BAR n may be mapped write-combining even
  *			though it is not prefetchable
+ * @wc_test_safe:	the write-combining self-test may store to the
+ *			first page of the family's first WC-capable BAR at
+ *			probe (mcp_wc.c); the generic path never does
  * @probe:		after enable, DMA mask and bus mastering, before
  *			interrupts; may use pcim_* resources and create the
  *			device's DMA engine (mcp_dev.engine); optional
@@ -68,6 +71,7 @@ struct mcp_backend {
 	unsigned int dma_bits;
 	unsigned int max_irqs;
 	u32 wc_safe_bars;
+	bool wc_test_safe;
 	int (*probe)(struct mcp_dev *mdev);
 	void (*remove)(struct mcp_dev *mdev);
 	void (*reset_done)(struct mcp_dev *mdev);
@@ -108,6 +112,7 @@ struct mcp_irq {
  * @gone:	removed: ioctls -ENODEV, faults SIGBUS
  * @wc_maps:	write-combining VMAs per BAR; while non-zero the BAR has a
  *		WC record in x86 PAT (mcp_devfile.c)
+ * @uc_maps:	uncached VMAs per BAR; a BAR has VMAs of one mode only
  * @inode:	owns the address_space all BAR mappings of this device
  *		share, so unmap_mapping_range() revokes exactly them
  * @irq_type:	enum mcp_irq_type
@@ -129,6 +134,7 @@ struct mcp_dev {
 	struct mutex lock;	/* see the lock order above */
 	bool gone;
 	unsigned int wc_maps[MCP_DEV_MAX_BARS];
+	unsigned int uc_maps[MCP_DEV_MAX_BARS];
 	struct inode *inode;
 	u32 irq_type;
 	u32 irq_count;

@@ -14,11 +14,16 @@
  * MCP_CTR_PLACED_TASKS counts the entries.
  *
  * Lock order (outermost first; see mcp_place.h and mcp_internal.h):
- *   mcp_place_lock (mutex) -> mmap_lock (read, trylock) -> mcp_idle_lock
- *   (spinlock) / task pi_lock (raw spinlock, taken inside the scheduler).
- * mcp_place_lock is held across set_cpus_allowed_ptr() and
- * mcp_netlink_place_event(), both of which may sleep; no spinlock is ever
- * held across either.
+ *   mcp_place_lock (mutex) -> a target's mmap_lock (read, trylock, the
+ *   rebalancer) / task pi_lock (raw spinlock, taken inside the scheduler).
+ *   mcp_idle_lock (spinlock) is taken alone: the idle snapshot is taken
+ *   before mcp_place_lock.
+ * mcp_place_lock is held across set_cpus_allowed_ptr(), which may sleep,
+ * and by the rebalancer across mcp_netlink_place_event(); no spinlock is
+ * ever held across either.  MCP_IOC_PLACE and MCP_IOC_UNPLACE hold it
+ * across neither copy_to_user() nor their events: the decision fills
+ * kernel buffers under the lock, the replies are copied out and the
+ * events sent after it is dropped.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -260,20 +265,18 @@ static int mcp_place_task_node(struct task_struct *p)
 	return cpu_to_node(task_cpu(p));
 }
 
-static void mcp_place_event(struct task_struct *p, int from, int to,
-			    u32 reason, u32 origin)
+/* Fills @ev for @p's decision now; sent later, outside mcp_place_lock. */
+static void mcp_place_fill_event(struct mcp_place_event *ev,
+				 struct task_struct *p, int from, int to,
+				 u32 reason, u32 origin)
 {
-	struct mcp_place_event ev = {
-		.pid = task_pid_nr(p),
-		.from_node = from,
-		.to_node = to,
-		.reason = reason,
-		.origin = origin,
-		.timestamp_ns = ktime_get_ns(),
-	};
-
-	get_task_comm(ev.comm, p);
-	mcp_netlink_place_event(&ev);
+	ev->pid = task_pid_nr(p);
+	ev->from_node = from;
+	ev->to_node = to;
+	ev->reason = reason;
+	ev->origin = origin;
+	ev->timestamp_ns = ktime_get_ns();
+	get_task_comm(ev->comm, p);
 }
 
 /**
@@ -283,16 +286,19 @@ static void mcp_place_event(struct task_struct *p, int from, int to,
  * @reason: enum mcp_place_reason, for the event
  * @origin: enum mcp_place_origin, for the event
  * @flags: MCP_PLACE_* of the request (MCP_PLACE_KEEP is recorded)
+ * @ev: the event to send once mcp_place_lock is dropped, or NULL to
+ *	send it at once (the rebalancer, which touches no user memory)
  *
  * Sets the affinity to @node's CPUs intersected with mcp_place_base()'s
- * CPUs, records it as the mask MCP applied and sends the event.
+ * CPUs, records it as the mask MCP applied and fills or sends the event.
  *
  * Return: 0, -EINVAL when the intersection has no online CPU, -ENOMEM, or
  * set_cpus_allowed_ptr()'s error.
  */
 int mcp_place_apply(struct mcp_place_task *pt, int node, u32 reason,
-		    u32 origin, u32 flags)
+		    u32 origin, u32 flags, struct mcp_place_event *ev)
 {
+	struct mcp_place_event now;
 	cpumask_var_t mask;
 	int from, ret;
 
@@ -316,7 +322,9 @@ int mcp_place_apply(struct mcp_place_task *pt, int node, u32 reason,
 	pt->node = node;
 	pt->last_ns = ktime_get_ns();
 	pt->keep = flags & MCP_PLACE_KEEP;
-	mcp_place_event(pt->task, from, node, reason, origin);
+	mcp_place_fill_event(ev ?: &now, pt->task, from, node, reason, origin);
+	if (!ev)
+		mcp_netlink_place_event(&now);
 out_free:
 	free_cpumask_var(mask);
 	return ret;
@@ -583,9 +591,11 @@ static bool mcp_place_moves(u32 reason)
 int mcp_ioctl_place(struct file *file, void *karg)
 {
 	struct mcp_place *arg = karg;
+	struct mcp_place_event ev;
 	struct mcp_place_task *pt;
 	struct mcp_place_bufs b;
 	struct task_struct *p;
+	bool send = false;
 	int ret;
 
 	ret = mcp_place_check_arg(arg);
@@ -624,49 +634,69 @@ int mcp_ioctl_place(struct file *file, void *karg)
 	mutex_lock(&mcp_place_lock);
 	pt = mcp_place_lookup(p);
 	ret = mcp_place_decide(arg, p, pt, &b);
-	if (ret && ret != -EAGAIN)
-		goto out_unlock;
+	if (ret && ret != -EAGAIN) {
+		mutex_unlock(&mcp_place_lock);
+		goto out_put_task;
+	}
 
 	/* Every decision, dry runs and refusals under STRICT included. */
 	trace_mcp_place(task_pid_nr(p), arg->prev_node, arg->node_chosen,
 			arg->home_node, arg->home_source, arg->reason,
 			MCP_PLACE_ORIGIN_IOCTL, arg->flags);
+	mutex_unlock(&mcp_place_lock);
 	if (ret)
-		goto out_unlock;
+		goto out_put_task;
 
-	/* Replies first: a bad pointer leaves the task untouched. */
+	/*
+	 * Replies first, from the kernel copies the decision filled, with
+	 * mcp_place_lock dropped: a user page that stalls (userfaultfd,
+	 * FUSE) stalls only this call, and a bad pointer leaves the task
+	 * untouched.
+	 */
 	if (arg->mask_ptr) {
 		ret = mcp_place_put_mask(arg->mask_ptr, b.mask);
 		if (ret)
-			goto out_unlock;
+			goto out_put_task;
 	}
 	ret = mcp_place_put_idle(arg, b.idle_count);
 	if (ret || arg->flags & MCP_PLACE_DRY_RUN)
-		goto out_unlock;
+		goto out_put_task;
 
 	if (!mcp_place_moves(arg->reason)) {
-		mcp_place_event(p, arg->prev_node, arg->node_chosen,
-				arg->reason, MCP_PLACE_ORIGIN_IOCTL);
-		goto out_unlock;
+		mcp_place_fill_event(&ev, p, arg->prev_node, arg->node_chosen,
+				     arg->reason, MCP_PLACE_ORIGIN_IOCTL);
+		mcp_netlink_place_event(&ev);
+		goto out_put_task;
 	}
 
+	/*
+	 * Apply the decision.  The state may have come or gone while the
+	 * lock was dropped: look it up again, and a new one's base is the
+	 * affinity now (mcp_place_apply() narrows to mcp_place_base()).
+	 */
+	mutex_lock(&mcp_place_lock);
+	pt = mcp_place_lookup(p);
 	if (!pt) {
+		mcp_place_base(p, NULL, b.allowed);
 		pt = mcp_place_new(p, b.allowed);
 		if (IS_ERR(pt)) {
 			ret = PTR_ERR(pt);
 			goto out_unlock;
 		}
 		ret = mcp_place_apply(pt, arg->node_chosen, arg->reason,
-				      MCP_PLACE_ORIGIN_IOCTL, arg->flags);
+				      MCP_PLACE_ORIGIN_IOCTL, arg->flags, &ev);
 		if (ret)
 			mcp_place_forget(task_pid_nr(p), pt);
 	} else {
 		ret = mcp_place_apply(pt, arg->node_chosen, arg->reason,
-				      MCP_PLACE_ORIGIN_IOCTL, arg->flags);
+				      MCP_PLACE_ORIGIN_IOCTL, arg->flags, &ev);
 	}
+	send = !ret;
 
 out_unlock:
 	mutex_unlock(&mcp_place_lock);
+	if (send)
+		mcp_netlink_place_event(&ev);
 out_put_task:
 	put_task_struct(p);
 out_free:
@@ -689,6 +719,7 @@ out_free:
 int mcp_ioctl_unplace(struct file *file, void *karg)
 {
 	struct mcp_unplace *arg = karg;
+	struct mcp_place_event ev;
 	struct mcp_place_task *pt;
 	struct task_struct *p;
 	cpumask_var_t mask;
@@ -723,10 +754,12 @@ int mcp_ioctl_unplace(struct file *file, void *karg)
 	trace_mcp_place(task_pid_nr(p), from, NUMA_NO_NODE, NUMA_NO_NODE,
 			MCP_PLACE_HOME_NONE, MCP_PLACE_REASON_NONE,
 			MCP_PLACE_ORIGIN_UNPLACE, 0);
-	mcp_place_event(p, from, NUMA_NO_NODE, MCP_PLACE_REASON_NONE,
-			MCP_PLACE_ORIGIN_UNPLACE);
+	mcp_place_fill_event(&ev, p, from, NUMA_NO_NODE, MCP_PLACE_REASON_NONE,
+			     MCP_PLACE_ORIGIN_UNPLACE);
 out_unlock:
 	mutex_unlock(&mcp_place_lock);
+	if (!ret)
+		mcp_netlink_place_event(&ev);
 out_put_task:
 	put_task_struct(p);
 out_free:

@@ -10,11 +10,14 @@
  *   mcp_place_lock	mutex: the per-task state table (mcp_place_tasks) and
  *			every struct mcp_place_task in it.  Held across
  *			set_cpus_allowed_ptr(), the rebalancer's page sampling
- *			and mcp_netlink_place_event(), all of which may sleep.
- *   mmap_lock		read, of a target task's mm (rebalancer sampling,
+ *			and its mcp_netlink_place_event(), all of which may
+ *			sleep; never across copy_to_user() (the ioctls copy
+ *			out and send their events after dropping it).
+ *     mmap_lock	read, of a target task's mm (rebalancer sampling,
  *			trylock only).
  *   mcp_idle_lock	spinlock: the idle CPU mask of the last window.  Held
- *			only to copy the mask; nothing sleeps under it.
+ *			only to copy the mask; nothing sleeps under it, and
+ *			it is never taken under mcp_place_lock.
  */
 #ifndef _MCP_PLACE_H
 #define _MCP_PLACE_H
@@ -24,6 +27,8 @@
 #include <linux/sched.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
+
+struct mcp_place_event;
 
 /* Knobs, /sys/class/misc/mcp/placement/; read with READ_ONCE(). */
 extern unsigned int mcp_place_min_idle_cpus;
@@ -64,7 +69,7 @@ void mcp_place_forget(unsigned long pid, struct mcp_place_task *pt);
 bool mcp_place_node_usable(int nid, const struct cpumask *allowed);
 void mcp_place_idle_per_node(const struct cpumask *idle, unsigned int *count);
 int mcp_place_apply(struct mcp_place_task *pt, int node, u32 reason,
-		    u32 origin, u32 flags);
+		    u32 origin, u32 flags, struct mcp_place_event *ev);
 
 /* mcp_idle.c */
 int mcp_idle_init(void);

@@ -181,7 +181,7 @@ static void mcp_rebalance_task(struct mcp_place_task *pt,
 
 	from = cpu_to_node(task_cpu(pt->task));
 	if (mcp_place_apply(pt, home, MCP_PLACE_REASON_MEMORY_LOCAL,
-			    MCP_PLACE_ORIGIN_REBALANCER, MCP_PLACE_KEEP))
+			    MCP_PLACE_ORIGIN_REBALANCER, MCP_PLACE_KEEP, NULL))
 		return;
 	trace_mcp_place(task_pid_nr(pt->task), from, home, home,
 			MCP_PLACE_HOME_NONE, MCP_PLACE_REASON_MEMORY_LOCAL,

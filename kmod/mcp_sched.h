@@ -12,7 +12,9 @@
  * executions, jobs and workers; nothing sleeps under it and it is only
  * taken in process context (fence callbacks and timers defer to work
  * items).  It nests inside nothing of mcp.ko but a worker's read_lock
- * and nothing nests inside it but the wait queue locks of wake_up().
+ * and nothing nests inside it but the wait queue locks of wake_up() and
+ * the workqueue pool lock of queue_work_node(), which queues a ready CPU
+ * or DEVICE job under it (mcp_job_ready_locked()).
  *
  * mcp_worker.read_lock, a mutex, serialises the reads of several jobs on
  * one worker fd, which share its buffer; it is held across the wait, the

@@ -11,7 +11,11 @@
  * the first page of the first WC-capable BAR: real combining makes them
  * several times cheaper.  It only runs on a BAR that is prefetchable (by
  * the PCI spec, merged writes are harmless there) or that the backend
- * declared WC-safe, and puts the page's contents back afterwards.
+ * declared WC-safe, and puts the page's contents back afterwards.  The
+ * stores still reach the device, which may act on them (a doorbell in a
+ * prefetchable BAR), so the test runs only for a backend that declares it
+ * safe for its family (mcp_backend.wc_test_safe); a generically bound
+ * device reports MCP_WC_NOT_RUN instead.
  * Documentation/devices.rst has the method and its limits.
  *
  * Locks: none; runs in probe before the device is published.
@@ -114,7 +118,10 @@ out_free:
  * mcp_wc_self_test() - decide whether WC mappings of the device combine
  * @mdev:	the device, enabled, not yet published
  *
- * Return: enum mcp_wc_test.
+ * Touches the device only when its backend declares the test safe.
+ *
+ * Return: enum mcp_wc_test; MCP_WC_NOT_RUN for a BAR that could be tested
+ * on a device whose backend (or the generic path) does not declare it.
  */
 u32 mcp_wc_self_test(struct mcp_dev *mdev)
 {
@@ -124,6 +131,11 @@ u32 mcp_wc_self_test(struct mcp_dev *mdev)
 	for (bar = 0; bar < MCP_DEV_MAX_BARS; bar++) {
 		switch (mcp_bar_wc_status(mdev, bar)) {
 		case MCP_WC_ALLOWED:
+			if (!mdev->backend || !mdev->backend->wc_test_safe) {
+				pci_info(mdev->pdev, "write-combining self-test not run: backend %s does not declare it safe\n",
+					 mdev->backend ? mdev->backend->name : "generic");
+				return MCP_WC_NOT_RUN;
+			}
 			return mcp_wc_test_bar(mdev, bar);
 		case MCP_WC_NO_PLATFORM:
 			no_platform = true;

@@ -139,6 +139,8 @@ const char *to_string(WcTest result) noexcept
 		return "not-combining";
 	case WcTest::combining:
 		return "combining";
+	case WcTest::not_run:
+		return "not-run";
 	}
 	return "unknown";
 }

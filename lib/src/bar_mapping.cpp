@@ -72,7 +72,7 @@ std::string wc_refusal_message(std::uint32_t wc_status, unsigned bar, std::strin
 	}
 }
 
-std::string map_error_message(int errnum, unsigned bar, std::string_view device)
+std::string map_error_message(int errnum, unsigned bar, std::string_view device, Caching caching)
 {
 	const std::string b = bar_name(bar, device);
 
@@ -84,6 +84,14 @@ std::string map_error_message(int errnum, unsigned bar, std::string_view device)
 	case EINVAL:
 		return "mapping " + b + " was refused: the range is outside the BAR or not " +
 		       "page-aligned, or the BAR cannot be mapped";
+	case EBUSY: {
+		const bool wc = caching == Caching::write_combining;
+
+		return "mapping " + b + (wc ? " write-combining" : " uncached") +
+		       " was refused: it is mapped " + (wc ? "uncached" : "write-combining") +
+		       " by this or another process, and a BAR is mapped in one cache mode at a " +
+		       "time: unmap the other mapping first or map it the same way";
+	}
 	case ENODEV:
 		return device_error_message(errnum, device, "mapping " + bar_name(bar, device));
 	default:
@@ -242,7 +250,7 @@ BarMapping Accelerator::map_bar(unsigned bar, Caching caching, std::uint64_t off
 	if (p == MAP_FAILED) {
 		int err = errno;
 
-		throw Error(err, detail::map_error_message(err, bar, name));
+		throw Error(err, detail::map_error_message(err, bar, name, caching));
 	}
 	return detail::BarMappingAccess::adopt(p, length, bar, offset, caching, name);
 }

@@ -53,8 +53,9 @@ std::string events_error_message(int errnum, std::string_view what)
 		return "this kernel has no generic netlink support (CONFIG_NETLINK)";
 	case EACCES:
 	case EPERM:
-		return "permission denied joining the mcp '" MCP_GENL_EVENTS_GROUP
-		       "' multicast group: run as root";
+		return "joining the mcp '" MCP_GENL_EVENTS_GROUP
+		       "' multicast group needs CAP_NET_ADMIN (events name other users' threads): "
+		       "run as root";
 	case ENODEV:
 		return "the mcp kernel module was unloaded: reload it with 'sudo modprobe mcp' and listen again";
 	default:

@@ -172,7 +172,9 @@ std::string device_error_message(int errnum, std::string_view device, std::strin
 std::string wc_refusal_message(std::uint32_t wc_status, unsigned bar, std::string_view device);
 
 // The message for a failed mmap(2) of BAR @bar of @device with @errnum.
-std::string map_error_message(int errnum, unsigned bar, std::string_view device);
+// caching: the mode that was asked for (it names the other one on EBUSY).
+std::string map_error_message(int errnum, unsigned bar, std::string_view device,
+			      Caching caching = Caching::uncached);
 
 // Builds BarMappings around mappings libmcp did not make itself (tests
 // use anonymous memory; the benchmark a sysfs resourceN mapping).  The

@@ -147,6 +147,10 @@ IrqEvent Accelerator::irq_event(unsigned vector) const
 	if (::ioctl(dfd, MCP_IOC_IRQ_SET_EVENTFD, &arg) != 0) {
 		int err = errno;
 
+		if (err == EBUSY)
+			throw Error(err, "another open of device " + name + " owns interrupt vector " +
+						 std::to_string(vector) +
+						 ": it must disconnect it or close the device first");
 		throw Error(err, detail::device_error_message(err, name, "MCP_IOC_IRQ_SET_EVENTFD"));
 	}
 	return ev;

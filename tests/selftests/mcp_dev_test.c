@@ -400,6 +400,7 @@ static void check_info_vs_mcp_sysfs(struct __test_metadata *_metadata, const cha
 	static const char * const wc_names[] = {
 		[MCP_WC_UNTESTED] = "untested", [MCP_WC_UNSUPPORTED] = "unsupported",
 		[MCP_WC_NOT_COMBINING] = "not_combining", [MCP_WC_COMBINING] = "combining",
+		[MCP_WC_NOT_RUN] = "not_run",
 	};
 	char buf[64];
 	const char *degraded;
@@ -1128,6 +1129,53 @@ TEST_F(edu, irq_close_disconnects)
 	close(efd);
 }
 
+/*
+ * A connected vector belongs to the device fd that connected it: another
+ * open of the device can neither replace nor drop it, and the owner keeps
+ * its interrupts.  Once the owner's fd is released the vector is free.
+ */
+TEST_F(edu, irq_owned_by_connecting_fd)
+{
+	int ea = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int eb = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int dev_a, dev_b, dup_a;
+
+	ASSERT_LE(0, ea);
+	ASSERT_LE(0, eb);
+	dev_a = mcp_dev_open(self->fd, self->idx);
+	ASSERT_LE(0, dev_a);
+	dev_b = mcp_dev_open(self->fd, self->idx);
+	ASSERT_LE(0, dev_b);
+	ASSERT_EQ(0, mcp_irq_set_eventfd(dev_a, 0, ea));
+	/* Neither replaced nor dropped by another open. */
+	EXPECT_EQ(-EBUSY, mcp_irq_set_eventfd(dev_b, 0, eb));
+	EXPECT_EQ(-EBUSY, mcp_irq_set_eventfd(dev_b, 0, -1));
+	EXPECT_EQ(-EBUSY, mcp_irq_set_eventfd(self->devfd, 0, -1));
+	/* A still gets its interrupt, B nothing. */
+	EXPECT_EQ(factorial32(6), edu_factorial(self->regs, 6, 1));
+	EXPECT_EQ(1, mcp_eventfd_wait(ea, 2000)) TH_LOG("owner lost its interrupt");
+	EXPECT_EQ(0, mcp_eventfd_wait(eb, 100));
+	/* The owner's file, through any fd, may replace its own. */
+	dup_a = dup(dev_a);
+	ASSERT_LE(0, dup_a);
+	EXPECT_EQ(0, mcp_irq_set_eventfd(dup_a, 0, ea));
+	close(dup_a);
+	/* After A's release, B can connect; and then it owns the vector. */
+	close(dev_a);
+	ASSERT_EQ(0, mcp_irq_set_eventfd(dev_b, 0, eb));
+	EXPECT_EQ(factorial32(7), edu_factorial(self->regs, 7, 1));
+	EXPECT_EQ(1, mcp_eventfd_wait(eb, 2000));
+	EXPECT_EQ(0, mcp_eventfd_wait(ea, 100));
+	EXPECT_EQ(-EBUSY, mcp_irq_set_eventfd(self->devfd, 0, ea));
+	/* Dropped by its owner, the vector is free for anyone. */
+	EXPECT_EQ(0, mcp_irq_set_eventfd(dev_b, 0, -1));
+	EXPECT_EQ(0, mcp_irq_set_eventfd(self->devfd, 0, ea));
+	EXPECT_EQ(0, mcp_irq_set_eventfd(self->devfd, 0, -1));
+	close(dev_b);
+	close(ea);
+	close(eb);
+}
+
 /* ---- The generic path: pci-testdev bound through new_id ---- */
 
 FIXTURE(generic) {
@@ -1190,7 +1238,7 @@ TEST_F(generic, enumerates)
 	EXPECT_EQ(1 << 20, i->bars[2].len);
 	/* A 64-bit BAR takes two slots; the upper one is not a BAR. */
 	EXPECT_EQ(0, i->bars[3].flags);
-	EXPECT_TRUE(i->wc_test <= MCP_WC_COMBINING) TH_LOG("wc_test %u", i->wc_test);
+	EXPECT_TRUE(i->wc_test <= MCP_WC_NOT_RUN) TH_LOG("wc_test %u", i->wc_test);
 	check_info_vs_system(_metadata, self->addr, i);
 }
 
@@ -1305,6 +1353,88 @@ TEST_F(generic, prefetchable_bar_wc)
 	EXPECT_EQ(pat_wc, pat_entries(self->info.bars[2].start, b.len, "write-combining"));
 	EXPECT_EQ(-EINVAL, mcp_try_mmap(self->devfd, b.len + self->pg, PROT_READ, MAP_SHARED,
 					b.wc_offset));
+}
+
+/*
+ * x86 PAT keeps one cache mode per physical range: while BAR2 has a WC
+ * mapping, an uncached mapping of it would be write-combining too.  So a
+ * BAR is mapped in one mode at a time, copies and splits of a VMA count,
+ * and the other mode is free again once the last mapping is gone.
+ */
+TEST_F(generic, bar_one_cache_mode_at_a_time)
+{
+	struct mcp_bar_info b;
+	int dev2, pat_wc;
+	char *uc, *wc;
+
+	self->devfd = mcp_dev_open(self->fd, self->idx);
+	ASSERT_LE(0, self->devfd);
+	ASSERT_EQ(0, mcp_bar_info(self->devfd, 2, &b));
+	if (b.wc_status != MCP_WC_ALLOWED)
+		SKIP(return, "BAR2 cannot be mapped write-combining here (wc_status %u)",
+		     b.wc_status);
+	dev2 = mcp_dev_open(self->fd, self->idx);
+	ASSERT_LE(0, dev2);
+	pat_wc = pat_entries(self->info.bars[2].start, b.len, "write-combining");
+
+	/* WC first: uncached is refused, through this fd and another. */
+	wc = mmap(NULL, 2 * self->pg, PROT_READ | PROT_WRITE, MAP_SHARED, self->devfd,
+		  b.wc_offset);
+	ASSERT_NE(MAP_FAILED, wc) TH_LOG("mmap at wc_offset: %s", strerror(errno));
+	EXPECT_EQ(-EBUSY, mcp_try_mmap(self->devfd, self->pg, PROT_READ, MAP_SHARED,
+				       b.offset)) TH_LOG("an uncached map of a WC-recorded BAR");
+	EXPECT_EQ(-EBUSY, mcp_try_mmap(dev2, self->pg, PROT_READ, MAP_SHARED, b.offset));
+	/* More WC is fine; a split leaves two VMAs that both count. */
+	EXPECT_EQ(0, mcp_try_mmap(dev2, self->pg, PROT_READ, MAP_SHARED, b.wc_offset));
+	ASSERT_EQ(0, munmap(wc, self->pg));
+	EXPECT_EQ(-EBUSY, mcp_try_mmap(dev2, self->pg, PROT_READ, MAP_SHARED, b.offset));
+	if (pat_wc >= 0)
+		EXPECT_EQ(pat_wc + 1, pat_entries(self->info.bars[2].start, b.len,
+						  "write-combining"));
+	ASSERT_EQ(0, munmap(wc + self->pg, self->pg));
+	if (pat_wc >= 0)
+		EXPECT_EQ(pat_wc, pat_entries(self->info.bars[2].start, b.len,
+					      "write-combining"));
+
+	/* Uncached first: WC is refused until the last uncached map goes. */
+	uc = mmap(NULL, 2 * self->pg, PROT_READ | PROT_WRITE, MAP_SHARED, dev2, b.offset);
+	ASSERT_NE(MAP_FAILED, uc);
+	EXPECT_EQ(-EBUSY, mcp_try_mmap(self->devfd, self->pg, PROT_READ, MAP_SHARED,
+				       b.wc_offset));
+	ASSERT_EQ(0, munmap(uc + self->pg, self->pg));
+	EXPECT_EQ(-EBUSY, mcp_try_mmap(self->devfd, self->pg, PROT_READ, MAP_SHARED,
+				       b.wc_offset));
+	if (pat_wc >= 0)
+		EXPECT_EQ(pat_wc, pat_entries(self->info.bars[2].start, b.len,
+					      "write-combining"));
+	/* A mapping outlives its fd: closing dev2 frees nothing. */
+	close(dev2);
+	EXPECT_EQ(-EBUSY, mcp_try_mmap(self->devfd, self->pg, PROT_READ, MAP_SHARED,
+				       b.wc_offset));
+	ASSERT_EQ(0, munmap(uc, self->pg));
+	EXPECT_EQ(0, mcp_try_mmap(self->devfd, self->pg, PROT_READ, MAP_SHARED, b.wc_offset));
+	EXPECT_EQ(0, mcp_try_mmap(self->devfd, self->pg, PROT_READ, MAP_SHARED, b.offset));
+}
+
+/*
+ * The write-combining self-test stores to a BAR at probe; the generic
+ * path knows nothing of the device, so it never runs it: pci-testdev's
+ * prefetchable BAR2 could be tested, and wc_test says it was not.
+ */
+TEST_F(generic, wc_self_test_not_run)
+{
+	struct mcp_bar_info b;
+	char buf[64];
+
+	self->devfd = mcp_dev_open(self->fd, self->idx);
+	ASSERT_LE(0, self->devfd);
+	ASSERT_EQ(0, mcp_bar_info(self->devfd, 2, &b));
+	if (b.wc_status != MCP_WC_ALLOWED)
+		SKIP(return, "BAR2 cannot be mapped write-combining here (wc_status %u)",
+		     b.wc_status);
+	EXPECT_EQ(MCP_WC_NOT_RUN, self->info.wc_test)
+		TH_LOG("wc_test %u: the self-test ran on a generic device", self->info.wc_test);
+	EXPECT_STREQ("not_run", mcp_dev_sysfs(self->addr, "wc_test", buf, sizeof(buf)));
 }
 
 TEST_F(generic, no_interrupts)

@@ -4,7 +4,7 @@
  * (kmod/mcp_netlink.c, Documentation/events.rst).
  *
  * - the family and the group resolve with the expected name, version and
- *   maxattr; joining the group works (also unprivileged);
+ *   maxattr; joining the group works, and needs CAP_NET_ADMIN;
  * - with MCP_IOC_PLACE: one event per applied placement with the right
  *   pid, to_node, reason and origin, none for dry runs, none lost from
  *   EVENTS_THREADS threads x EVENTS_PER_THREAD placements;
@@ -237,28 +237,72 @@ TEST(join_group)
 	nl_socket_free(sk);
 }
 
-/* Any user may listen: events carry what /proc shows everyone. */
-TEST(join_group_unprivileged)
+/*
+ * Events name other users' threads (pid, comm), which /proc may hide from
+ * them: joining needs CAP_NET_ADMIN.  An unprivileged user (nobody, no
+ * capabilities) still resolves the family and group but cannot join, and
+ * so receives nothing; root, joined at the same time, gets the event.
+ */
+TEST(join_group_needs_cap_net_admin)
 {
 	struct passwd *pw = getpwnam("nobody");
 	uid_t uid = pw ? pw->pw_uid : 65534;
-	int status;
+	int pipefd[2], status, family, fd;
+	struct nl_sock *root_sk;
+	struct ev e;
 	pid_t child;
+	char c;
 
 	ASSERT_EQ(0, mcp_ensure_loaded());
+	fd = mcp_open();
+	ASSERT_LE(0, fd);
+	REQUIRE_PLACE(fd);
+	root_sk = ev_listen(0, &family);
+	ASSERT_NE(NULL, root_sk);
+	ASSERT_EQ(0, pipe(pipefd));
 	child = fork();
 	ASSERT_LE(0, child);
 	if (child == 0) {
-		struct nl_sock *sk;
+		struct nl_sock *sk = nl_socket_alloc();
+		int grp, nlfd;
 
+		close(pipefd[0]);
 		if (setgid(uid) || setuid(uid))
 			_exit(3);
-		sk = ev_listen(0, NULL);
-		_exit(sk ? 0 : 1);
+		if (!sk || genl_connect(sk))
+			_exit(4);
+		grp = genl_ctrl_resolve_grp(sk, MCP_GENL_NAME, MCP_GENL_EVENTS_GROUP);
+		if (grp < 0)
+			_exit(5);
+		nlfd = nl_socket_get_fd(sk);
+		/* Refused outright, with the errno the kernel uses for it. */
+		if (!setsockopt(nlfd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &grp, sizeof(grp)))
+			_exit(1);
+		if (errno != EPERM)
+			_exit(2);
+		if (nl_socket_set_nonblocking(sk) || write(pipefd[1], "r", 1) != 1)
+			_exit(4);
+		/* Whatever arrives now would be an event it must not see. */
+		_exit(ev_read(sk, family, 1500, &(struct ev){ 0 }) == 1 ? 6 : 0);
 	}
+	close(pipefd[1]);
+	if (read(pipefd[0], &c, 1) != 1) {
+		ASSERT_EQ(child, waitpid(child, &status, 0));
+		ASSERT_TRUE(0) TH_LOG("child exited %d before listening (1: it joined unprivileged)",
+				      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	}
+	close(pipefd[0]);
+	ASSERT_EQ(0, place_on(fd, 0, 0));
+	EXPECT_EQ(1, ev_read(root_sk, family, 2000, &e)) TH_LOG("root heard nothing");
+	EXPECT_EQ(gettid(), e.pid);
+	EXPECT_STREQ("mcp_events_test", e.comm);
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("child: 1 joined unprivileged, 2 wrong errno, 3-5 set-up, 6 got an event");
+	unplace_self(fd);
+	nl_socket_free(root_sk);
+	close(fd);
 }
 
 TEST(one_event_per_placement)

@@ -1140,6 +1140,83 @@ struct short_arg {
 	int gate[2];
 };
 
+/* A PLACE whose reply page is blocked by userfaultfd (thread A). */
+struct stuck_place {
+	int fd;
+	__u64 *mask;
+	int ret;
+};
+
+static void *stuck_place_fn(void *arg)
+{
+	struct stuck_place *sp = arg;
+	struct mcp_place p = {
+		.size = sizeof(p),
+		.flags = MCP_PLACE_DRY_RUN,
+		.mask_ptr = (uintptr_t)sp->mask,
+		.mask_words = 16,
+	};
+
+	sp->ret = mcp_ioctl(sp->fd, MCP_IOC_PLACE, &p);
+	return NULL;
+}
+
+/* Another thread's PLACE and UNPLACE of itself (thread B). */
+struct quick_place {
+	int fd, node;
+	int ret, unplace_ret;
+	volatile int done;
+};
+
+static void *quick_place_fn(void *arg)
+{
+	struct quick_place *qp = arg;
+	struct mcp_unplace u = { .size = sizeof(u) };
+	struct req r;
+
+	req_init(&r, 0, MCP_PLACE_NODE | MCP_PLACE_FORCE);
+	r.p.node = qp->node;
+	qp->ret = mcp_ioctl(qp->fd, MCP_IOC_PLACE, &r.p);
+	qp->unplace_ret = qp->ret ? 0 : mcp_ioctl(qp->fd, MCP_IOC_UNPLACE, &u);
+	__atomic_store_n(&qp->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * A user page that stalls the copy of one PLACE's reply (userfaultfd
+ * here; FUSE or NFS alike) must stall only that call: mcp_place_lock is
+ * not held across copy_to_user(), so another thread places and unplaces
+ * itself meanwhile, within a second.
+ */
+TEST_F_TIMEOUT(place, stalled_reply_blocks_no_other_place, 60)
+{
+	struct stuck_place sp = { .fd = self->fd };
+	struct quick_place qp = { .fd = self->fd, .node = self->t.ids[1] };
+	pthread_t a, b;
+	int uffd, waited;
+
+	sp.mask = (__u64 *)mcp_uffd_pages(1, 1, &uffd);
+	ASSERT_NE(NULL, sp.mask) TH_LOG("userfaultfd: %s", strerror(errno));
+	ASSERT_EQ(0, pthread_create(&a, NULL, stuck_place_fn, &sp));
+	ASSERT_NE(0, mcp_uffd_wait_fault(uffd, 5000)) TH_LOG("the reply copy never faulted");
+
+	ASSERT_EQ(0, pthread_create(&b, NULL, quick_place_fn, &qp));
+	for (waited = 0; waited < 1000 && !__atomic_load_n(&qp.done, __ATOMIC_ACQUIRE);
+	     waited += 10)
+		msleep(10);
+	EXPECT_TRUE(__atomic_load_n(&qp.done, __ATOMIC_ACQUIRE))
+		TH_LOG("PLACE waited over 1 s behind another call's stalled copy_to_user");
+
+	/* Let A go: its page vanishes and the copy fails. */
+	ASSERT_EQ(0, munmap(sp.mask, sysconf(_SC_PAGESIZE)));
+	close(uffd);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	EXPECT_EQ(-EFAULT, sp.ret);
+	EXPECT_EQ(0, qp.ret);
+	EXPECT_EQ(0, qp.unplace_ret);
+}
+
 static void *short_fn(void *p)
 {
 	struct short_arg *a = p;

@@ -222,6 +222,7 @@ Test(abi, device_constants)
 	cr_expect_eq(MCP_WC_UNSUPPORTED, 1);
 	cr_expect_eq(MCP_WC_NOT_COMBINING, 2);
 	cr_expect_eq(MCP_WC_COMBINING, 3);
+	cr_expect_eq(MCP_WC_NOT_RUN, 4);
 	cr_expect_eq(MCP_DEV_GENERIC, 0x01);
 	cr_expect_eq(MCP_WC_ALLOWED, 0);
 	cr_expect_eq(MCP_WC_NOT_PREFETCHABLE, 1);

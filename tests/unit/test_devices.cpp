@@ -159,6 +159,9 @@ Test(dev_info, names)
 	cr_expect_str_eq(mcp::to_string(mcp::IrqType::msix), "msix");
 	cr_expect_str_eq(mcp::to_string(static_cast<mcp::IrqType>(9)), "unknown");
 	cr_expect_str_eq(mcp::to_string(mcp::WcTest::not_combining), "not-combining");
+	cr_expect_str_eq(mcp::to_string(mcp::WcTest::not_run), "not-run");
+	cr_expect_eq(static_cast<unsigned>(mcp::WcTest::not_run), MCP_WC_NOT_RUN);
+	cr_expect_eq(MCP_ACCEL_WCTEST_NOT_RUN, MCP_WC_NOT_RUN);
 	cr_expect_str_eq(mcp::to_string(static_cast<mcp::WcTest>(9)), "unknown");
 	cr_expect_str_eq(mcp_feature_name(MCP_FEATURE_DEVICES), "devices");
 }
@@ -468,6 +471,19 @@ Test(device_messages, no_rawio_names_the_capability)
 		cr_expect(s.find("CAP_SYS_RAWIO") != std::string::npos, "%s", s.c_str());
 		cr_expect(s.find("BAR 0 of 0000:00:04.0") != std::string::npos, "%s", s.c_str());
 	}
+}
+
+Test(device_messages, other_cache_mode_says_unmap_it)
+{
+	std::string uc = mcp::detail::map_error_message(EBUSY, 2, "0000:00:05.0");
+	std::string wc = mcp::detail::map_error_message(EBUSY, 2, "0000:00:05.0",
+							mcp::Caching::write_combining);
+
+	cr_expect(uc.find("BAR 2 of 0000:00:05.0 uncached") != std::string::npos, "%s", uc.c_str());
+	cr_expect(uc.find("mapped write-combining") != std::string::npos, "%s", uc.c_str());
+	cr_expect(wc.find("write-combining was refused") != std::string::npos, "%s", wc.c_str());
+	cr_expect(wc.find("mapped uncached") != std::string::npos, "%s", wc.c_str());
+	cr_expect(wc.find("one cache mode at a time") != std::string::npos, "%s", wc.c_str());
 }
 
 Test(device_messages, removed_device_says_removed)

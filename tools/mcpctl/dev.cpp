@@ -61,7 +61,10 @@ std::string format_dev_info_text(const mcp::AcceleratorInfo &d)
 	s += fmt::format("  interrupts:    {}, {} vector(s)\n", mcp::to_string(d.irq_type), d.irq_count);
 	s += fmt::format("  dma mask:      {:#x}\n", d.dma_mask);
 	s += fmt::format("  link:          {}\n", format_link(d.link));
-	s += fmt::format("  write-combine: {}\n", mcp::to_string(d.wc_test));
+	s += fmt::format("  write-combine: {}{}\n", mcp::to_string(d.wc_test),
+			 d.wc_test == mcp::WcTest::not_run
+				 ? " (self-test not run: backend " + d.backend + " does not declare it safe)"
+				 : std::string());
 	s += fmt::format("  open fds:      {}\n", d.open_count);
 	for (const mcp::BarInfo &b : d.bars)
 		if (b.present())

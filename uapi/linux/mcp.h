@@ -377,6 +377,7 @@ enum mcp_wc_test {
 	MCP_WC_UNSUPPORTED = 1,		/* the platform cannot map WC (no PAT) */
 	MCP_WC_NOT_COMBINING = 2,	/* WC maps work but writes do not combine */
 	MCP_WC_COMBINING = 3,		/* WC mappings combine writes */
+	MCP_WC_NOT_RUN = 4,		/* not run: not declared safe (generic) */
 };
 
 /* mcp_dev_info.dev_flags */
@@ -517,6 +518,8 @@ enum mcp_wc_status {
  * @offset (or @wc_offset) plus a page-aligned position inside it; it needs
  * CAP_SYS_RAWIO (like sysfs resourceN), MAP_SHARED, and must stay inside
  * the BAR (else -EINVAL).  A BAR that is not MCP_BAR_MAPPABLE is -EINVAL.
+ * A BAR is mapped in one cache mode at a time: while it has a mapping at
+ * @offset, mmap() at @wc_offset is -EBUSY, and the other way round.
  */
 struct mcp_bar_info {
 	__u32 size;
@@ -540,7 +543,9 @@ struct mcp_bar_info {
  * @vector:	in: interrupt vector, 0 .. mcp_dev_info.irq_count - 1
  * @eventfd:	in: eventfd to signal on each interrupt; -1 disconnects
  *
- * One eventfd per vector and device; a new one replaces the old.  The
+ * One eventfd per vector and device; a new one replaces the old.  A
+ * connected vector belongs to the device fd that connected it: from any
+ * other device fd, connecting or disconnecting it is -EBUSY.  The
  * device's backend acknowledges the interrupt in the device; a device
  * without a backend that interrupts through INTx has the line masked after
  * each interrupt until MCP_IOC_IRQ_UNMASK (as VFIO does).  Closing the

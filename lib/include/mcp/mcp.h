@@ -428,6 +428,7 @@ struct mcp_irq;
 #define MCP_ACCEL_WCTEST_UNSUPPORTED	1
 #define MCP_ACCEL_WCTEST_NOT_COMBINING	2
 #define MCP_ACCEL_WCTEST_COMBINING	3
+#define MCP_ACCEL_WCTEST_NOT_RUN	4	/* backend did not declare it safe */
 
 /* Why a write-combining mapping is or is not allowed (mcp_bar_wc_status()) */
 #define MCP_ACCEL_WC_ALLOWED		0

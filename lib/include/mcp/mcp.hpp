@@ -455,11 +455,13 @@ enum class WcTest : std::uint32_t {
 	unsupported = 1,	// the platform cannot map WC
 	not_combining = 2,	// WC maps work but writes do not combine
 	combining = 3,
+	not_run = 4,		// the backend does not declare the test safe (generic)
 };
 
 // "none", "intx", "msi", "msix"; "unknown" otherwise.
 MCP_EXPORT const char *to_string(IrqType type) noexcept;
-// "untested", "unsupported", "not-combining", "combining"; "unknown" otherwise.
+// "untested", "unsupported", "not-combining", "combining", "not-run";
+// "unknown" otherwise.
 MCP_EXPORT const char *to_string(WcTest result) noexcept;
 
 // What MCP_IOC_DEV_INFO reports about a device bound to mcp.ko.
