@@ -352,7 +352,7 @@ static long mcp_devfile_ioctl(struct file *file, unsigned int cmd,
 		break;
 	}
 
-	ret = desc ? mcp_ioctl_call(file, desc, (void __user *)arg) : -ENOTTY;
+	ret = desc ? mcp_ioctl_call(file, cmd, desc, (void __user *)arg) : -ENOTTY;
 	if (ret < 0)
 		mcp_counter_inc(MCP_CTR_IOCTL_ERRORS);
 	return ret;

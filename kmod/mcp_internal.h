@@ -159,8 +159,8 @@ struct mcp_ioctl_desc {
 };
 
 /* mcp_main.c: the extensible-struct convention, for every fd of mcp.ko */
-long mcp_ioctl_call(struct file *file, const struct mcp_ioctl_desc *desc,
-		    void __user *uarg);
+long mcp_ioctl_call(struct file *file, unsigned int cmd,
+		    const struct mcp_ioctl_desc *desc, void __user *uarg);
 
 /*
  * mcp_pci.c: MCP_IOC_DEV_LIST / DEV_INFO / DEV_OPEN on /dev/mcp and the

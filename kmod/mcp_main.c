@@ -146,20 +146,25 @@ static int mcp_mmap(struct file *file, struct vm_area_struct *vma)
 /**
  * mcp_ioctl_call() - run one ioctl with an extensible argument struct
  * @file:	the open /dev/mcp file or device fd
+ * @cmd:	the ioctl command; only an _IOWR one is copied back
  * @desc:	sizes and handler of the ioctl
  * @uarg:	the caller's argument struct
  *
  * Reads the caller's __u32 size, copies the argument in with
  * copy_struct_from_user() semantics (shorter is zero-extended, longer must
- * have an all-zero tail), runs the handler and copies min(size, ksize)
- * bytes back on success; then lets @desc->publish know whether that worked.
+ * have an all-zero tail), runs the handler and, for a command that reads
+ * its argument back (_IOC_READ), copies min(size, ksize) bytes back on
+ * success; then lets @desc->publish know whether that worked.  An _IOW
+ * command's argument is never written: it may be read-only memory, and a
+ * copy failing after the action took effect would report -EFAULT for an
+ * action that happened.
  *
  * Return: the handler's result, -EFAULT for a bad pointer, -EINVAL for a
  * size below the first version, -E2BIG for a size above MCP_ARG_SIZE_MAX
  * or a non-zero tail this build does not know.
  */
-long mcp_ioctl_call(struct file *file, const struct mcp_ioctl_desc *desc,
-		    void __user *uarg)
+long mcp_ioctl_call(struct file *file, unsigned int cmd,
+		    const struct mcp_ioctl_desc *desc, void __user *uarg)
 {
 	union mcp_ioctl_arg karg;
 	u32 usize;
@@ -179,6 +184,8 @@ long mcp_ioctl_call(struct file *file, const struct mcp_ioctl_desc *desc,
 	memcpy(&karg, &usize, sizeof(usize));
 
 	ret = desc->handler(file, &karg);
+	if (!(_IOC_DIR(cmd) & _IOC_READ))
+		return ret;
 	if (ret == 0 || (ret == -ENOSPC && desc->copy_out_on_enospc) ||
 	    (ret == -EINVAL && desc->copy_out_on_einval)) {
 		bool copied = !copy_to_user(uarg, &karg,
@@ -289,7 +296,7 @@ static long mcp_unlocked_ioctl(struct file *file, unsigned int cmd,
 		break;
 	}
 
-	ret = desc ? mcp_ioctl_call(file, desc, uarg) : -ENOTTY;
+	ret = desc ? mcp_ioctl_call(file, cmd, desc, uarg) : -ENOTTY;
 	if (ret < 0)
 		mcp_counter_inc(MCP_CTR_IOCTL_ERRORS);
 	return ret;

@@ -586,13 +586,13 @@ static long mcp_worker_ioctl(struct file *file, unsigned int cmd,
 
 	mcp_counter_inc(MCP_CTR_IOCTLS);
 	if (cmd == MCP_IOC_JOB_DONE)
-		ret = mcp_ioctl_call(file, &mcp_job_done_desc,
+		ret = mcp_ioctl_call(file, cmd, &mcp_job_done_desc,
 				     (void __user *)arg);
 	else if (cmd == MCP_IOC_JOBS_DONE)
-		ret = mcp_ioctl_call(file, &mcp_jobs_done_desc,
+		ret = mcp_ioctl_call(file, cmd, &mcp_jobs_done_desc,
 				     (void __user *)arg);
 	else if (cmd == MCP_IOC_CHAIN_DONE)
-		ret = mcp_ioctl_call(file, &mcp_chain_done_desc,
+		ret = mcp_ioctl_call(file, cmd, &mcp_chain_done_desc,
 				     (void __user *)arg);
 	else
 		ret = -ENOTTY;

@@ -570,6 +570,30 @@ TEST_F(bo, info_destroy_bad_input)
 	EXPECT_EQ(0, bo_destroy(self->ctx, h));
 }
 
+/*
+ * An _IOW ioctl only reads its argument: one in read-only memory works,
+ * instead of acting and then failing -EFAULT on a copy back.
+ */
+TEST_F(bo, iow_argument_in_read_only_memory)
+{
+	struct mcp_bo_destroy *d;
+	struct mcp_bo_info info;
+	__u32 h;
+
+	d = mmap(NULL, self->pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, d);
+	ASSERT_EQ(0, bo_create(self->ctx, self->pg, 0, 0, &h));
+	d->size = sizeof(*d);
+	d->handle = h;
+	ASSERT_EQ(0, mprotect(d, self->pg, PROT_READ));
+	EXPECT_EQ(0, mcp_ioctl(self->ctx, MCP_IOC_BO_DESTROY, d));
+	EXPECT_EQ(-ENOENT, bo_info(self->ctx, h, &info));
+	EXPECT_EQ(-ENOENT, mcp_ioctl(self->ctx, MCP_IOC_BO_DESTROY, d));
+	munmap(d, self->pg);
+	EXPECT_TRUE(counters_zero(_metadata));
+}
+
 /* A handle names a BO on its own fd only. */
 TEST_F(bo, foreign_handles)
 {
