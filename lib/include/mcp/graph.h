@@ -68,6 +68,13 @@ extern "C" {
 #define MCP_GRAPH_OP_SOFTMAX	69
 #define MCP_GRAPH_OP_LAYERNORM	70
 #define MCP_GRAPH_OP_MATMUL_I8	71
+#define MCP_GRAPH_OP_BMATMUL	72	/* batched matmul, numpy batch broadcast */
+#define MCP_GRAPH_OP_BADD	73	/* add with numpy broadcasting */
+#define MCP_GRAPH_OP_SUB	74
+#define MCP_GRAPH_OP_MUL	75
+#define MCP_GRAPH_OP_DIV	76
+#define MCP_GRAPH_OP_TRANSPOSE	77	/* param struct mcp_graph_transpose_param */
+#define MCP_GRAPH_OP_GELU_ERF	78	/* exact gelu (erf) */
 
 /* Engine classes (the kernel's enum mcp_graph_engine). */
 #define MCP_GRAPH_CLASS_CPU	0	/* the kernel's cpu engine */
@@ -114,13 +121,15 @@ extern "C" {
 #define MCP_GRAPH_INIT_UNIFORM_F32	1	/* f32 uniform in [-scale, scale) */
 #define MCP_GRAPH_INIT_UNIFORM_I8	2	/* int8 uniform in [-127, 127] */
 #define MCP_GRAPH_INIT_CONSTANT_F32	3	/* every f32 = scale */
+#define MCP_GRAPH_INIT_DATA		4	/* bytes of the graph's data section */
 
 /**
  * struct mcp_graph_init - how a buffer is filled before the first exec
  * @kind:	MCP_GRAPH_INIT_*
  * @reserved:	0
- * @seed:	seed of the random stream (kinds 1 and 2)
- * @scale:	kind 1: the bound; kind 3: the value; kind 2: unused (0)
+ * @seed:	seed of the random stream (kinds 1 and 2); kind 4: the
+ *		offset in the graph's data section
+ * @scale:	kind 1: the bound; kind 3: the value; kinds 2, 4: unused (0)
  * @reserved2:	0
  *
  * This is also its encoding in a graph's blob (24 bytes, little-endian, at
@@ -132,6 +141,9 @@ extern "C" {
  *   kind 1: u = (float)(r >> 40) * 2^-24; x = (2 * u - 1) * scale (float math)
  *   kind 2: q = (int8)((r % 255) - 127)
  *   kind 3: x = scale, no draws
+ *   kind 4: the buffer's length bytes at offset @seed of the data
+ *	section that libmcp keeps beside the graph (a .mgph file stores it
+ *	after the graph; the kernel never sees it)
  * Trailing bytes that do not make a whole element are zero.
  */
 struct mcp_graph_init {
@@ -163,6 +175,10 @@ struct mcp_graph_matmul_i8_param {	/* MATMUL_I8 */
 	int32_t zero_a;
 	float scale_b;
 	int32_t zero_b;
+};
+
+struct mcp_graph_transpose_param {	/* TRANSPOSE */
+	uint8_t perm[8];		/* out dim k = in dim perm[k]; 0 past the rank */
 };
 
 /* A graph definition (mcp::GraphDef).  Opaque. */
