@@ -267,6 +267,45 @@ struct mcp_graph_demo_opts {
 MCP_EXPORT int mcp_graph_demo_attention(const struct mcp_graph_demo_opts *opts,
 					struct mcp_graph_def **out);
 
+/**
+ * struct mcp_onnx_import_opts - how mcp_graph_import_onnx() fixes dims
+ * @size:	in: sizeof(struct mcp_onnx_import_opts)
+ * @n_inputs:	entries at @inputs
+ * @inputs:	"NAME=DIMS" strings, e.g. "x=1x3x224x224": the dims of a
+ *		graph input with dynamic dimensions
+ * @default_batch: an unnamed dynamic first dimension; 0: 1
+ */
+struct mcp_onnx_import_opts {
+	uint32_t size;
+	uint32_t n_inputs;
+	const char *const *inputs;
+	uint32_t default_batch;
+	uint32_t reserved;
+};
+
+/*
+ * mcp_graph_import_onnx() - an ONNX model file (opsets 9..17) as a graph
+ * (mcp::onnx::import(), Documentation/onnx.rst).  Its initializers are
+ * in the definition's data section (MCP_GRAPH_INIT_DATA), which
+ * mcp_graph_serialize() leaves out: save it with mcp_graph_save().
+ * @opts NULL: defaults.  Return: 0, -EINVAL (the model cannot be imported;
+ * mcp_strerror_last() names the file and every unsupported node),
+ * -ENOENT and other errnos of reading the file, -ENOMEM.
+ */
+MCP_EXPORT int mcp_graph_import_onnx(const char *path, const struct mcp_onnx_import_opts *opts,
+				     struct mcp_graph_def **out);
+/*
+ * mcp_graph_save() / mcp_graph_load() - a .mgph file: the binary graph
+ * (compact) followed by its data section and notes (graphs.rst, "Data
+ * section").  mcp_graph_load() validates; -EINVAL with @err as
+ * mcp_graph_parse().
+ */
+MCP_EXPORT int mcp_graph_save(const struct mcp_graph_def *graph, const char *path);
+MCP_EXPORT int mcp_graph_load(const char *path, struct mcp_graph_def **out,
+			      struct mcp_graph_invalid *err);
+/* mcp_graph_data_len() - bytes of its data section; 0 for NULL. */
+MCP_EXPORT size_t mcp_graph_data_len(const struct mcp_graph_def *graph);
+
 /* mcp_graph_new() - an empty definition named @name, for the mcp_graph_add_*(). */
 MCP_EXPORT int mcp_graph_new(const char *name, struct mcp_graph_def **out);
 /* mcp_graph_free() - release @graph (NULL is fine). */
