@@ -373,3 +373,24 @@ Test(onnx_ops, broadcast_binary_transpose_gelu_erf_and_bmatmul)
 			cr_expect_float_eq(C2[bt * 2 + i], s, 1e-5);
 		}
 }
+
+Test(onnx_cli, graph_import_writes_mgph_and_show_reports_activations)
+{
+	const std::string out = "/tmp/mcp-onnx-cli-" + std::to_string(getpid()) + ".mgph";
+	test::RunResult r = test::run({MCPCTL_PATH, "--json", "graph", "import", dir + "/bert14.onnx",
+				       "-o", out, "--input", "x=1x8x32"});
+	cr_assert_eq(r.exit_code, 0, "%s", r.err.c_str());
+	cr_expect(has(r.out, "\"activation_bytes\":13312") && has(r.out, "\"unplanned_bytes\":21504"),
+		  "%s", r.out.c_str());
+	r = test::run({MCPCTL_PATH, "graph", "show", out});
+	cr_assert_eq(r.exit_code, 0, "%s", r.err.c_str());
+	cr_expect(has(r.out, "activations: ") && has(r.out, "unplanned") &&
+		  has(r.out, "input x: [1 x 8 x 32] (given)") && has(r.out, "data at 0"),
+		  "%s", r.out.c_str());
+	unlink(out.c_str());
+	// Refused: exit 1, one line naming the file, nothing written.
+	r = test::run({MCPCTL_PATH, "graph", "import", dir + "/unsupported.onnx", "-o", out});
+	cr_expect_eq(r.exit_code, 1);
+	cr_expect(has(r.err, "unsupported.onnx: 2 unsupported nodes"), "%s", r.err.c_str());
+	cr_expect_neq(access(out.c_str(), F_OK), 0, "%s was written", out.c_str());
+}
