@@ -287,6 +287,36 @@ Test(onnx, wrong_input_dims_are_refused_naming_the_input)
 	cr_expect(ok.second == (std::vector<std::int64_t>{1, 3, 224, 224}));
 }
 
+// Bytes flipped and files cut short: each import succeeds or throws
+// mcp::Error; a crash fails the test (Criterion runs it in its own process).
+Test(onnx, mutated_models_never_crash, .timeout = 60)
+{
+	for (const char *model : {"mlp.onnx", "bert14.onnx"}) {
+		std::ifstream f(dir + "/" + model, std::ios::binary);
+		const std::string b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+		const std::string path = "/tmp/mcp-onnx-fuzz-" + std::to_string(getpid()) + ".onnx";
+		unsigned refused = 0;
+		std::uint64_t s = 17;
+		const auto next = [&] { return (s = s * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+		for (int i = 0; i < 150; i++) {
+			std::string m = b;
+			for (unsigned k = 0, flips = 1 + next() % 4; k < flips; k++)
+				m[next() % m.size()] ^= static_cast<char>(1 + next() % 255);
+			if (next() % 5 == 0)
+				m.resize(next() % m.size());
+			std::ofstream(path, std::ios::binary | std::ios::trunc) << m;
+			try {
+				mcp::onnx::import(path);
+			} catch (const mcp::Error &e) {
+				refused++;
+				cr_expect(has(e.what(), path), "%s", e.what());
+			}
+		}
+		unlink(path.c_str());
+		cr_expect_gt(refused, 0u, "%s: no mutation was refused", model);
+	}
+}
+
 Test(onnx, missing_file_is_enoent)
 {
 	try {
