@@ -463,10 +463,31 @@ bool Importer::fold(const NodeProto &n)
 	out.is_const = true;
 
 	if (op == "Constant") {
-		const AttributeProto *a = attr(n, "value");
-		if (!a || !a->has_t())
+		if (const AttributeProto *a = attr(n, "value"); a && a->has_t()) {
+			values_[n.output(0)] = const_value(a->t(), path_);
+			return true;
+		}
+		// value_float(s), value_int(s) (opset >= 12): a scalar or a 1-D tensor.
+		if (const AttributeProto *a = attr(n, "value_float")) {
+			out.elem = TensorProto::FLOAT;
+			out.data = {static_cast<double>(a->f())};
+		} else if (const AttributeProto *b = attr(n, "value_int")) {
+			out.elem = TensorProto::INT64;
+			out.data = {static_cast<double>(b->i())};
+		} else if (const AttributeProto *fl = attr(n, "value_floats")) {
+			out.elem = TensorProto::FLOAT;
+			out.dims = {fl->floats_size()};
+			for (float f : fl->floats())
+				out.data.push_back(f);
+		} else if (const AttributeProto *il = attr(n, "value_ints")) {
+			out.elem = TensorProto::INT64;
+			out.dims = {il->ints_size()};
+			for (std::int64_t v : il->ints())
+				out.data.push_back(static_cast<double>(v));
+		} else {
 			return false;
-		values_[n.output(0)] = const_value(a->t(), path_);
+		}
+		values_[n.output(0)] = std::move(out);
 		return true;
 	}
 	if (op == "Shape") {
@@ -1176,9 +1197,9 @@ GraphDef Importer::build(ImportStats *stats)
 	for (std::size_t k = 0; k < nodes_.size(); k++) {
 		PNode &p = nodes_[k];
 		const std::string r = root(p.out);
-		st_.unplanned_bytes += pad64(bytes_of(p.out));
 		if (slot.count(r))
 			continue;	// an output buffer
+		st_.unplanned_bytes += pad64(bytes_of(p.out));
 		if (abuf == UINT32_MAX)
 			abuf = add_buffer("act", 0);
 		const auto dies_here = [&](std::size_t j) {

@@ -13,7 +13,9 @@ Debian's python3-onnx (1.12, opset <= 17) and python3-numpy.  Run with
   bert17.onnx     opset 17: the same layer with LayerNormalization
   opset18.onnx    a Relu in opset 18 (refused: too new)
   unsupported.onnx  Relu, Tanh, Conv on run-time tensors (refused, listed)
-  x_mlp.npy, x_bert.npy  the inputs
+  consts.onnx     opset 13: Constant value_floats / value_float / value_ints
+                  feeding Mul, Sub and a Reshape
+  x_mlp.npy, x_bert.npy, x_small.npy  the inputs
 """
 import os
 import sys
@@ -177,6 +179,23 @@ def bad(out):
          os.path.join(out, "unsupported.onnx"))
 
 
+def consts(out):
+    nodes = [
+        helper.make_node("Constant", [], ["scale"], value_floats=[1.0, -2.0, 0.5], name="c_scale"),
+        helper.make_node("Constant", [], ["shift"], value_float=0.25, name="c_shift"),
+        helper.make_node("Constant", [], ["shape"], value_ints=[3, 2], name="c_shape"),
+        helper.make_node("Mul", ["x", "scale"], ["m"], name="mul"),
+        helper.make_node("Sub", ["shift", "m"], ["s"], name="sub"),
+        helper.make_node("Reshape", ["s", "shape"], ["y"], name="reshape"),
+    ]
+    g = helper.make_graph(
+        nodes, "consts",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2])])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "consts.onnx"))
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
@@ -184,9 +203,11 @@ def main():
     bert(out, 14)
     bert(out, 17)
     bad(out)
+    consts(out)
     rng = np.random.default_rng(42)
     np.save(os.path.join(out, "x_mlp.npy"), rng.standard_normal((3, 16)).astype(np.float32))
     np.save(os.path.join(out, "x_bert.npy"), rng.standard_normal((1, S, D)).astype(np.float32))
+    np.save(os.path.join(out, "x_small.npy"), rng.standard_normal((2, 3)).astype(np.float32))
 
 
 if __name__ == "__main__":

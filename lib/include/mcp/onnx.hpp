@@ -41,7 +41,8 @@ MCP_EXPORT std::pair<std::string, std::vector<std::int64_t>> parse_input_spec(st
 struct ImportStats {
 	std::uint64_t const_bytes = 0;		// the const buffer (initializers)
 	std::uint64_t activation_bytes = 0;	// the planned activation buffer
-	std::uint64_t unplanned_bytes = 0;	// every node output in its own memory
+	std::uint64_t unplanned_bytes = 0;	// every activation in its own memory
+						// (outputs of nodes not writing a graph output)
 	std::uint32_t onnx_nodes = 0;
 	std::uint32_t folded = 0;		// nodes computed at import
 	std::uint32_t views = 0;		// Reshape & co. that became views
