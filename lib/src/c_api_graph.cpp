@@ -8,6 +8,11 @@
 #include <new>
 #include <string>
 
+#include <fstream>
+#include <iterator>
+
+#include <mcp/onnx.hpp>
+
 #include "graph_internal.hpp"
 
 struct mcp_graph_def {
@@ -208,6 +213,71 @@ int mcp_graph_demo_attention(const struct mcp_graph_demo_opts *opts, struct mcp_
 		*out = handle.release();
 		return 0;
 	});
+}
+
+int mcp_graph_import_onnx(const char *path, const struct mcp_onnx_import_opts *opts,
+			  struct mcp_graph_def **out)
+{
+	if (!path || !out || (opts && opts->size < sizeof(*opts)) ||
+	    (opts && opts->n_inputs && !opts->inputs))
+		return graph_fail(EINVAL, "mcp_graph_import_onnx: path or out is NULL, opts->size is "
+					  "too small or opts->inputs is NULL");
+	return graph_guard(nullptr, [&] {
+		mcp::onnx::ImportOptions o;
+		if (opts) {
+			for (std::uint32_t i = 0; i < opts->n_inputs; i++) {
+				if (!opts->inputs[i])
+					throw mcp::Error(EINVAL, "mcp_graph_import_onnx: inputs[" +
+									 std::to_string(i) + "] is NULL");
+				o.inputs.push_back(mcp::onnx::parse_input_spec(opts->inputs[i]));
+			}
+			if (opts->default_batch)
+				o.default_batch = opts->default_batch;
+		}
+		auto handle = std::make_unique<mcp_graph_def>();
+		handle->def = mcp::onnx::import(path, o);
+		*out = handle.release();
+		return 0;
+	});
+}
+
+int mcp_graph_save(const struct mcp_graph_def *graph, const char *path)
+{
+	if (!graph || !path)
+		return graph_fail(EINVAL, "mcp_graph_save: graph or path is NULL");
+	return graph_guard(nullptr, [&] {
+		const auto bytes = graph->def.serialize_file();
+		std::ofstream f(path, std::ios::binary | std::ios::trunc);
+		if (f)
+			f.write(reinterpret_cast<const char *>(bytes.data()),
+				static_cast<std::streamsize>(bytes.size()));
+		if (!f)
+			throw mcp::Error(errno ? errno : EIO, std::string(path) + ": cannot write: " +
+								      std::strerror(errno ? errno : EIO));
+		return 0;
+	});
+}
+
+int mcp_graph_load(const char *path, struct mcp_graph_def **out, struct mcp_graph_invalid *err)
+{
+	if (!path || !out)
+		return graph_fail(EINVAL, "mcp_graph_load: path or out is NULL");
+	return graph_guard(err, [&] {
+		std::ifstream f(path, std::ios::binary);
+		if (!f)
+			throw mcp::Error(errno ? errno : ENOENT, std::string(path) + ": cannot open: " +
+									 std::strerror(errno ? errno : ENOENT));
+		std::vector<char> raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+		auto handle = std::make_unique<mcp_graph_def>();
+		handle->def = mcp::GraphDef::parse_file(std::as_bytes(std::span(raw.data(), raw.size())));
+		*out = handle.release();
+		return 0;
+	});
+}
+
+size_t mcp_graph_data_len(const struct mcp_graph_def *graph)
+{
+	return graph ? graph->def.data.size() : 0;
 }
 
 int mcp_graph_new(const char *name, struct mcp_graph_def **out)

@@ -43,7 +43,7 @@ constexpr std::pair<std::uint32_t, const char *> node_flag_names[] = {
 };
 constexpr std::pair<InitKind, const char *> init_names[] = {
 	{InitKind::uniform_f32, "uniform_f32"}, {InitKind::uniform_i8, "uniform_i8"},
-	{InitKind::constant_f32, "constant_f32"},
+	{InitKind::constant_f32, "constant_f32"}, {InitKind::data, "data"},
 };
 
 template <std::size_t N>

@@ -423,6 +423,211 @@ int op_tile16(std::span<const OpTensor> in, const OpTensor &out)
 	});
 }
 
+// Right-aligned numpy strides of @in (elements) against @out's dims: 0
+// where @in's dim is 1 (broadcast) or absent.  False when @in does not
+// broadcast to @out.
+bool broadcast_strides(const OpTensor &in, const OpTensor &out, std::uint64_t *strides) noexcept
+{
+	if (in.rank > out.rank)
+		return false;
+	std::uint64_t stride = 1;
+	for (int k = out.rank - 1; k >= 0; k--) {
+		const int ki = k - (out.rank - in.rank);
+		if (ki < 0) {
+			strides[k] = 0;
+			continue;
+		}
+		const std::uint32_t d = in.dims[ki];
+		if (d != out.dims[k] && d != 1)
+			return false;
+		strides[k] = d == 1 ? 0 : stride;
+		stride *= d;
+	}
+	return true;
+}
+
+// Calls @f(out_index, in_offsets...) for every element of @out in order,
+// with each input's element offset under broadcasting.
+template <std::size_t N, typename F>
+void for_each_broadcast(const OpTensor &out, const std::uint64_t (&strides)[N][MCP_GRAPH_MAX_RANK],
+			F f)
+{
+	std::uint64_t idx[MCP_GRAPH_MAX_RANK] = {}, off[N] = {};
+	const std::uint64_t total = tensor_elements(out);
+
+	for (std::uint64_t i = 0; i < total; i++) {
+		f(i, off);
+		for (int k = out.rank - 1; k >= 0; k--) {
+			idx[k]++;
+			for (std::size_t j = 0; j < N; j++)
+				off[j] += strides[j][k];
+			if (idx[k] < out.dims[k])
+				break;
+			for (std::size_t j = 0; j < N; j++)
+				off[j] -= strides[j][k] * idx[k];
+			idx[k] = 0;
+		}
+	}
+}
+
+// BADD, SUB, MUL, DIV: numpy broadcasting of both inputs to out0's dims.
+// Out may be in0 (in place): element i is read before it is written.
+int op_broadcast(std::uint16_t op, std::span<const OpTensor> in, const OpTensor &out)
+{
+	std::uint64_t strides[2][MCP_GRAPH_MAX_RANK] = {};
+
+	if (in.size() != 2 || !is_dense_f32(out) || !is_dense_f32(in[0]) || !is_dense_f32(in[1]) ||
+	    !broadcast_strides(in[0], out, strides[0]) || !broadcast_strides(in[1], out, strides[1]))
+		return -EINVAL;
+	const float *a = f32(in[0]), *b = f32(in[1]);
+	float *y = f32(out);
+	switch (op) {
+	case MCP_OP_BADD:
+		for_each_broadcast(out, strides, [&](std::uint64_t i, const std::uint64_t *o) {
+			y[i] = a[o[0]] + b[o[1]];
+		});
+		break;
+	case MCP_OP_SUB:
+		for_each_broadcast(out, strides, [&](std::uint64_t i, const std::uint64_t *o) {
+			y[i] = a[o[0]] - b[o[1]];
+		});
+		break;
+	case MCP_OP_MUL:
+		for_each_broadcast(out, strides, [&](std::uint64_t i, const std::uint64_t *o) {
+			y[i] = a[o[0]] * b[o[1]];
+		});
+		break;
+	default:
+		for_each_broadcast(out, strides, [&](std::uint64_t i, const std::uint64_t *o) {
+			y[i] = a[o[0]] / b[o[1]];
+		});
+		break;
+	}
+	return 0;
+}
+
+int op_gelu_erf(std::span<const OpTensor> in, const OpTensor &out)
+{
+	if (in.size() != 1 || !is_dense_f32(in[0]) || !is_dense_f32(out) || !same_dims(in[0], out))
+		return -EINVAL;
+	const std::uint64_t n = tensor_elements(out);
+	const float *x = f32(in[0]);
+	float *y = f32(out);
+	for (std::uint64_t i = 0; i < n; i++)
+		y[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678118654752f));
+	return 0;
+}
+
+// out dims[k] = in dims[perm[k]]
+int op_transpose(std::span<const OpTensor> in, const OpTensor &out, std::span<const std::byte> param)
+{
+	if (in.size() != 1 || param.size() != 8)
+		return -EINVAL;
+	const OpTensor &x = in[0];
+	std::uint8_t perm[8];
+	std::memcpy(perm, param.data(), 8);
+	if (x.dtype != out.dtype || x.rank != out.rank || x.layout != MCP_LAYOUT_DENSE ||
+	    out.layout != MCP_LAYOUT_DENSE)
+		return -EINVAL;
+	bool seen[MCP_GRAPH_MAX_RANK] = {};
+	for (unsigned k = 0; k < 8; k++) {
+		if (k >= x.rank) {
+			if (perm[k] != 0)
+				return -EINVAL;
+			continue;
+		}
+		if (perm[k] >= x.rank || seen[perm[k]] || out.dims[k] != x.dims[perm[k]])
+			return -EINVAL;
+		seen[perm[k]] = true;
+	}
+	// Input strides in the output's order of dimensions.
+	std::uint64_t in_stride[MCP_GRAPH_MAX_RANK], strides[1][MCP_GRAPH_MAX_RANK] = {};
+	std::uint64_t st = 1;
+	for (int k = x.rank - 1; k >= 0; k--) {
+		in_stride[k] = st;
+		st *= x.dims[k];
+	}
+	for (unsigned k = 0; k < x.rank; k++)
+		strides[0][k] = in_stride[perm[k]];
+	const std::uint32_t elem = dtype_size(x.dtype);
+	return through_scratch(in, out, [&](std::byte *dst) {
+		for_each_broadcast(out, strides, [&](std::uint64_t i, const std::uint64_t *o) {
+			std::memcpy(dst + i * elem, x.data + o[0] * elem, elem);
+		});
+	});
+}
+
+// BMATMUL: MATMUL over the batch dims (all but the last two), broadcast.
+int op_bmatmul(std::span<const OpTensor> in, const OpTensor &out, std::span<const std::byte> param)
+{
+	std::uint32_t flags = 0;
+	float alpha = 1.0f;
+
+	if (param.size() == sizeof(struct mcp_graph_matmul)) {
+		flags = static_cast<std::uint32_t>(s32_of(param.data()));
+		alpha = f32_of(param.data() + 4);
+	} else if (!param.empty()) {
+		return -EINVAL;
+	}
+	if ((flags & ~MCP_MATMUL_FLAGS) || !std::isfinite(alpha) || in.size() < 2 || in.size() > 3)
+		return -EINVAL;
+	const OpTensor &a = in[0], &b = in[1];
+	if (!is_dense_f32(a) || !is_dense_f32(b) || !is_dense_f32(out) || a.rank < 2 ||
+	    b.rank < 2 || out.rank < 2)
+		return -EINVAL;
+	const bool ta = flags & MCP_MATMUL_TRANS_A, tb = flags & MCP_MATMUL_TRANS_B;
+	const std::uint32_t ar = a.dims[a.rank - 2], ac = a.dims[a.rank - 1];
+	const std::uint32_t br = b.dims[b.rank - 2], bc = b.dims[b.rank - 1];
+	const std::uint32_t m = ta ? ac : ar, k = ta ? ar : ac, kb = tb ? bc : br, n = tb ? br : bc;
+	if (k != kb || out.dims[out.rank - 2] != m || out.dims[out.rank - 1] != n)
+		return -EINVAL;
+	// The batch shapes, as rank - 2 tensors, broadcast like numpy.
+	OpTensor ob = out, abt = a, bbt = b;
+	ob.rank = static_cast<std::uint8_t>(out.rank - 2);
+	abt.rank = static_cast<std::uint8_t>(a.rank - 2);
+	bbt.rank = static_cast<std::uint8_t>(b.rank - 2);
+	std::uint64_t strides[2][MCP_GRAPH_MAX_RANK] = {};
+	if (!broadcast_strides(abt, ob, strides[0]) || !broadcast_strides(bbt, ob, strides[1]))
+		return -EINVAL;
+	const float *bias = nullptr;
+	if (in.size() == 3) {
+		if (!is_dense_f32(in[2]) || in[2].rank != 1 || in[2].dims[0] != n)
+			return -EINVAL;
+		bias = f32(in[2]);
+	}
+	if (!blas_available())
+		return -EOPNOTSUPP;
+	const std::uint64_t a_mat = std::uint64_t(ar) * ac, b_mat = std::uint64_t(br) * bc,
+			    o_mat = std::uint64_t(m) * n;
+	// One GEMM of every batch's rows when B is shared and A is not
+	// transposed (a [..][M][K] x [K][N]: the common projection case).
+	const bool one_gemm = !ta && b.rank == 2 &&
+			      tensor_elements(a) / a_mat == tensor_elements(out) / o_mat;
+	return through_scratch(in, out, [&](std::byte *dst) {
+		float *c = reinterpret_cast<float *>(dst);
+		const auto gemm = [&](const float *pa, const float *pb, float *pc, std::uint64_t rows) {
+			float beta = 0.0f;
+			if (bias) {
+				for (std::uint64_t i = 0; i < rows; i++)
+					std::memcpy(pc + i * n, bias, std::size_t(n) * sizeof(float));
+				beta = 1.0f;
+			}
+			blas().sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+				     tb ? CblasTrans : CblasNoTrans, static_cast<blasint>(rows),
+				     static_cast<blasint>(n), static_cast<blasint>(k), alpha, pa,
+				     static_cast<blasint>(ac), pb, static_cast<blasint>(bc), beta, pc,
+				     static_cast<blasint>(n));
+		};
+		if (one_gemm) {
+			gemm(f32(a), f32(b), c, tensor_elements(out) / n);
+			return;
+		}
+		for_each_broadcast(ob, strides, [&](std::uint64_t i, const std::uint64_t *o) {
+			gemm(f32(a) + o[0] * a_mat, f32(b) + o[1] * b_mat, c + i * o_mat, m);
+		});
+	});
+}
+
 // What the validator guarantees, checked again for a worker's job: a
 // known dtype, rank <= 6, every dimension >= 1 (the row loops divide by
 // the last one), bytes that match, memory.
@@ -487,6 +692,21 @@ int run_op(std::uint16_t op, std::span<const OpTensor> in, std::span<const OpTen
 			return op_softmax(in, out[0]);
 		case MCP_OP_LAYERNORM:
 			return op_layernorm(in, out[0], param);
+		case MCP_OP_BMATMUL:
+			return op_bmatmul(in, out[0], param);
+		case MCP_OP_BADD:
+		case MCP_OP_SUB:
+		case MCP_OP_MUL:
+		case MCP_OP_DIV:
+			if (!param.empty())
+				return -EINVAL;
+			return op_broadcast(op, in, out[0]);
+		case MCP_OP_TRANSPOSE:
+			return op_transpose(in, out[0], param);
+		case MCP_OP_GELU_ERF:
+			if (!param.empty())
+				return -EINVAL;
+			return op_gelu_erf(in, out[0]);
 		default:
 			return -EOPNOTSUPP;
 		}

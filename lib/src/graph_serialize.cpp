@@ -239,3 +239,123 @@ GraphDef GraphDef::parse(std::span<const std::byte> bytes, const GraphLimits &li
 }
 
 } // namespace mcp
+
+// ---- .mgph files: the graph, then the data trailer ----
+
+namespace mcp {
+
+namespace {
+
+// "MCPGDATA", version 1, reserved, notes_len, data_len, notes (padded to
+// 8), data.  Little-endian like the graph.
+constexpr char data_magic[8] = {'M', 'C', 'P', 'G', 'D', 'A', 'T', 'A'};
+constexpr std::size_t data_header_size = 32;
+
+GraphInvalid file_error(const std::string &what)
+{
+	return GraphInvalid(detail::make_graph_error(GraphErrorReason::header, GraphErrorKind::header,
+						     0, {}, what));
+}
+
+std::uint64_t u64_at(std::span<const std::byte> b, std::size_t at)
+{
+	std::uint64_t v;
+
+	std::memcpy(&v, b.data() + at, sizeof(v));
+	return v;
+}
+
+} // namespace
+
+std::vector<std::byte> GraphDef::serialize_file(GraphEncoding encoding) const
+{
+	std::vector<std::byte> out = serialize(encoding);
+
+	if (data.empty() && notes.empty())
+		return out;
+	out.insert(out.end(), reinterpret_cast<const std::byte *>(data_magic),
+		   reinterpret_cast<const std::byte *>(data_magic) + sizeof(data_magic));
+	append(out, std::uint32_t{1});
+	append(out, std::uint32_t{0});
+	append(out, std::uint64_t{notes.size()});
+	append(out, std::uint64_t{data.size()});
+	out.insert(out.end(), reinterpret_cast<const std::byte *>(notes.data()),
+		   reinterpret_cast<const std::byte *>(notes.data()) + notes.size());
+	while (out.size() % 8)
+		out.push_back(std::byte{0});
+	out.insert(out.end(), data.begin(), data.end());
+	return out;
+}
+
+GraphDef GraphDef::parse_file(std::span<const std::byte> bytes, const GraphLimits &limits)
+{
+	struct mcp_graph_header hdr;
+
+	if (bytes.size() < sizeof(hdr))
+		return parse(bytes, limits);
+	std::memcpy(&hdr, bytes.data(), sizeof(hdr));
+	if (hdr.total_len >= bytes.size())
+		return parse(bytes, limits);
+	GraphDef def = parse(bytes.first(hdr.total_len), limits);
+	auto rest = bytes.subspan(hdr.total_len);
+	if (rest.size() < data_header_size ||
+	    std::memcmp(rest.data(), data_magic, sizeof(data_magic)) != 0)
+		throw file_error(std::to_string(rest.size()) + " bytes after the graph's total_len " +
+				 std::to_string(hdr.total_len) + " are not a data section");
+	std::uint32_t version;
+	std::memcpy(&version, rest.data() + 8, 4);
+	if (version != 1)
+		throw file_error("data section version " + std::to_string(version) +
+				 " is not supported (1)");
+	const std::uint64_t notes_len = u64_at(rest, 16), data_len = u64_at(rest, 24);
+	const std::uint64_t avail = rest.size() - data_header_size;
+	const std::uint64_t notes_padded = (notes_len + 7) & ~std::uint64_t{7};
+	if (notes_len > avail || notes_padded > avail || data_len != avail - notes_padded)
+		throw file_error("data section: " + std::to_string(notes_len) + " bytes of notes and " +
+				 std::to_string(data_len) + " bytes of data do not match the " +
+				 std::to_string(avail) + " bytes after its header");
+	const auto *p = reinterpret_cast<const char *>(rest.data() + data_header_size);
+	def.notes.assign(p, notes_len);
+	const auto data = rest.subspan(data_header_size + notes_padded);
+	def.data.assign(data.begin(), data.end());
+	for (std::size_t i = 0; i < def.buffers.size(); i++) {
+		const GraphBuffer &b = def.buffers[i];
+		if (b.init && b.init->kind == InitKind::data &&
+		    (b.init->seed > def.data.size() || b.length > def.data.size() - b.init->seed))
+			throw GraphInvalid(detail::make_graph_error(
+				GraphErrorReason::range, GraphErrorKind::buffer,
+				static_cast<std::uint32_t>(i),
+				detail::graph_entry_label(GraphErrorKind::buffer,
+							  static_cast<std::uint32_t>(i), b.name),
+				"its data range " + std::to_string(b.init->seed) + " + " +
+					std::to_string(b.length) + " is outside the " +
+					std::to_string(def.data.size()) + "-byte data section"));
+	}
+	return def;
+}
+
+void GraphDef::fill_buffer(std::uint32_t index, std::span<std::byte> memory) const
+{
+	const GraphBuffer &b = buffers.at(index);
+
+	if (memory.size() < b.length)
+		throw Error(EINVAL, "graph buffer " + std::to_string(index) + " '" + b.name + "': " +
+					    std::to_string(memory.size()) + " bytes given, it needs " +
+					    std::to_string(b.length));
+	if (!b.init)
+		return;
+	if (b.init->kind != InitKind::data) {
+		fill(*b.init, b.init->kind == InitKind::uniform_i8 ? DType::i8 : DType::f32,
+		     memory.first(b.length));
+		return;
+	}
+	if (b.init->seed > data.size() || b.length > data.size() - b.init->seed)
+		throw Error(EINVAL, "graph buffer " + std::to_string(index) + " '" + b.name +
+					    "': its data range " + std::to_string(b.init->seed) + " + " +
+					    std::to_string(b.length) + " is outside the " +
+					    std::to_string(data.size()) +
+					    "-byte data section (load the .mgph file with parse_file())");
+	std::memcpy(memory.data(), data.data() + b.init->seed, b.length);
+}
+
+} // namespace mcp

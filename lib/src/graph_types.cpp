@@ -27,11 +27,13 @@ constexpr std::array<NamedValue<DType>, 4> dtype_names{{
 constexpr std::array<NamedValue<Layout>, 3> layout_names{{
 	{Layout::dense, "dense"}, {Layout::nhwc, "nhwc"}, {Layout::tiled16, "tiled16"},
 }};
-constexpr std::array<NamedValue<Op>, 13> op_names{{
+constexpr std::array<NamedValue<Op>, 20> op_names{{
 	{Op::nop, "nop"}, {Op::copy, "copy"}, {Op::tile16, "tile16"},
 	{Op::quant_i8, "quant_i8"}, {Op::dequant_i8, "dequant_i8"}, {Op::wnop, "wnop"},
 	{Op::matmul, "matmul"}, {Op::add, "add"}, {Op::relu, "relu"}, {Op::gelu, "gelu"},
 	{Op::softmax, "softmax"}, {Op::layernorm, "layernorm"}, {Op::matmul_i8, "matmul_i8"},
+	{Op::bmatmul, "bmatmul"}, {Op::badd, "badd"}, {Op::sub, "sub"}, {Op::mul, "mul"},
+	{Op::div, "div"}, {Op::transpose, "transpose"}, {Op::gelu_erf, "gelu_erf"},
 }};
 constexpr std::array<NamedValue<EngineClass>, 3> engine_names{{
 	{EngineClass::cpu, "cpu"}, {EngineClass::device, "device"}, {EngineClass::worker, "worker"},
@@ -168,11 +170,14 @@ void fill(const GraphInit &init, DType dtype, std::span<std::byte> bytes)
 {
 	const DType wanted = init.kind == InitKind::uniform_i8 ? DType::i8 : DType::f32;
 
+	if (init.kind == InitKind::data)
+		throw Error(EINVAL, "graph buffer init: kind data copies the graph's data section "
+				    "(GraphDef::fill_buffer()), it is not a stream");
 	if (init.kind != InitKind::uniform_f32 && init.kind != InitKind::uniform_i8 &&
 	    init.kind != InitKind::constant_f32)
 		throw Error(EINVAL, "graph buffer init: unknown kind " +
 				    std::to_string(static_cast<std::uint32_t>(init.kind)) +
-				    " (1 uniform_f32, 2 uniform_i8, 3 constant_f32)");
+				    " (1 uniform_f32, 2 uniform_i8, 3 constant_f32, 4 data)");
 	if (dtype != wanted)
 		throw Error(EINVAL, std::string("graph buffer init: kind ") +
 				    (init.kind == InitKind::uniform_i8 ? "uniform_i8" : "f32") +
@@ -397,8 +402,10 @@ std::optional<GraphInit> decode_init(std::span<const std::byte> bytes)
 
 	const std::uint32_t kind = get_u32(bytes, 0);
 
-	if (kind < MCP_GRAPH_INIT_UNIFORM_F32 || kind > MCP_GRAPH_INIT_CONSTANT_F32 ||
+	if (kind < MCP_GRAPH_INIT_UNIFORM_F32 || kind > MCP_GRAPH_INIT_DATA ||
 	    get_u32(bytes, 4) != 0 || get_u32(bytes, 20) != 0)
+		return std::nullopt;
+	if (kind == MCP_GRAPH_INIT_DATA && get_u32(bytes, 16) != 0)
 		return std::nullopt;
 	return GraphInit{static_cast<InitKind>(kind),
 			 get_u32(bytes, 8) | (std::uint64_t{get_u32(bytes, 12)} << 32),

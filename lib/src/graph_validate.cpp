@@ -80,7 +80,22 @@ bool known_layout(std::uint8_t l)
 bool known_op(std::uint16_t op)
 {
 	return (op >= MCP_OP_NOP && op <= MCP_OP_DEQUANT_I8) ||
-	       (op >= MCP_OP_WNOP && op <= MCP_OP_MATMUL_I8);
+	       (op >= MCP_OP_WNOP && op <= MCP_OP_GELU_ERF);
+}
+
+// The numpy broadcast of @a and @b; none when they do not broadcast.
+std::optional<std::vector<std::uint32_t>> broadcast_dims(std::span<const std::uint32_t> a,
+							 std::span<const std::uint32_t> b)
+{
+	std::vector<std::uint32_t> out(std::max(a.size(), b.size()));
+	for (std::size_t k = 0; k < out.size(); k++) {
+		const std::uint32_t da = k < a.size() ? a[a.size() - 1 - k] : 1;
+		const std::uint32_t db = k < b.size() ? b[b.size() - 1 - k] : 1;
+		if (da != db && da != 1 && db != 1)
+			return std::nullopt;
+		out[out.size() - 1 - k] = da == 1 ? db : da;
+	}
+	return out;
 }
 
 // Unpadded bytes; none on overflow (fields already checked).
@@ -433,9 +448,14 @@ std::optional<GraphError> Validator::node_arity(std::uint32_t i)
 	case MCP_OP_WNOP:
 		return std::nullopt;
 	case MCP_OP_MATMUL:
+	case MCP_OP_BMATMUL:
 		in_lo = 2;
 		in_hi = 3;
 		break;
+	case MCP_OP_BADD:
+	case MCP_OP_SUB:
+	case MCP_OP_MUL:
+	case MCP_OP_DIV:
 	case MCP_OP_ADD:
 	case MCP_OP_MATMUL_I8:
 		in_lo = in_hi = 2;
@@ -492,6 +512,7 @@ std::optional<GraphError> Validator::node_param(std::uint32_t i)
 						    " is outside -128..127");
 		return std::nullopt;
 	case MCP_OP_MATMUL:
+	case MCP_OP_BMATMUL:
 		if (n.param_len == 0)
 			return std::nullopt;
 		if (auto e = want_len(8, "0 or 8 (flags, alpha)"))
@@ -510,6 +531,9 @@ std::optional<GraphError> Validator::node_param(std::uint32_t i)
 		if (u32(4) != 0)
 			return fail(R::param, K, i, "reserved is not 0");
 		return std::nullopt;
+	case MCP_OP_TRANSPOSE:
+		// The permutation against the rank: node_shape().
+		return want_len(8, "8 (perm[8])");
 	case MCP_OP_MATMUL_I8:
 		if (auto e = want_len(16, "16 (scale_a, zero_a, scale_b, zero_b)"))
 			return e;
@@ -629,7 +653,86 @@ std::optional<GraphError> Validator::node_shape(std::uint32_t i)
 		return f32_same(2);
 	case MCP_OP_RELU:
 	case MCP_OP_GELU:
+	case MCP_OP_GELU_ERF:
 		return f32_same(1);
+	case MCP_OP_BADD:
+	case MCP_OP_SUB:
+	case MCP_OP_MUL:
+	case MCP_OP_DIV: {
+		for (unsigned k = 0; k < 2; k++)
+			if (!is(in(n, k), MCP_DTYPE_F32))
+				return bad(tensor_text(n.inputs[k]) + " is not f32");
+		const auto &o = out(n, 0);
+		if (!is(o, MCP_DTYPE_F32))
+			return bad(tensor_text(n.outputs[0]) + " is not f32");
+		const auto want = broadcast_dims(dims_of(in(n, 0)), dims_of(in(n, 1)));
+		if (!want)
+			return bad("inputs do not broadcast: " + tensor_text(n.inputs[0]) + " and " +
+				   tensor_text(n.inputs[1]));
+		if (!std::equal(want->begin(), want->end(), o.dims, o.dims + o.rank))
+			return bad("output " + detail::dims_text(dims_of(o)) + " should be " +
+				   detail::dims_text(*want) + " (numpy broadcasting)");
+		return std::nullopt;
+	}
+	case MCP_OP_TRANSPOSE: {
+		const auto &a = in(n, 0), &o = out(n, 0);
+		std::uint8_t perm[8];
+		std::memcpy(perm, g_.blob.data() + n.param_offset, 8);
+		if (a.dtype != o.dtype || a.rank != o.rank)
+			return bad("transpose keeps dtype and rank: " + tensor_text(n.inputs[0]) + " to " +
+				   tensor_text(n.outputs[0]));
+		bool seen[8] = {};
+		std::vector<std::uint32_t> want;
+		for (unsigned k = 0; k < 8; k++) {
+			if (k >= a.rank ? perm[k] != 0 : perm[k] >= a.rank || seen[perm[k]])
+				return fail(R::param, K, i,
+					    "perm is not a permutation of the " + std::to_string(a.rank) +
+						    " dims (unused entries 0)");
+			if (k < a.rank) {
+				seen[perm[k]] = true;
+				want.push_back(a.dims[perm[k]]);
+			}
+		}
+		if (!std::equal(want.begin(), want.end(), o.dims, o.dims + o.rank))
+			return bad("output " + detail::dims_text(dims_of(o)) + " should be " +
+				   detail::dims_text(want));
+		return std::nullopt;
+	}
+	case MCP_OP_BMATMUL: {
+		const auto &a = in(n, 0), &b = in(n, 1), &o = out(n, 0);
+		std::uint32_t flags = 0;
+		if (n.param_len == 8)
+			std::memcpy(&flags, g_.blob.data() + n.param_offset, 4);
+		for (unsigned k = 0; k < 2; k++)
+			if (!is(in(n, k), MCP_DTYPE_F32) || in(n, k).rank < 2)
+				return bad(tensor_text(n.inputs[k]) + " is not f32 of rank >= 2");
+		if (!is(o, MCP_DTYPE_F32) || o.rank < 2)
+			return bad(tensor_text(n.outputs[0]) + " is not f32 of rank >= 2");
+		const bool ta = flags & MCP_MATMUL_TRANS_A, tb = flags & MCP_MATMUL_TRANS_B;
+		const std::uint32_t ar = a.dims[a.rank - 2], ac = a.dims[a.rank - 1];
+		const std::uint32_t br = b.dims[b.rank - 2], bc = b.dims[b.rank - 1];
+		const std::uint32_t M = ta ? ac : ar, K1 = ta ? ar : ac, K2 = tb ? bc : br,
+				    N = tb ? br : bc;
+		if (K1 != K2)
+			return bad("inner dimensions differ: " + tensor_text(n.inputs[0]) + " x " +
+				   tensor_text(n.inputs[1]) + (ta || tb ? " (after the transposes)" : ""));
+		auto want = broadcast_dims(dims_of(a).first(a.rank - 2u), dims_of(b).first(b.rank - 2u));
+		if (!want)
+			return bad("batch dimensions do not broadcast: " + tensor_text(n.inputs[0]) +
+				   " x " + tensor_text(n.inputs[1]));
+		want->push_back(M);
+		want->push_back(N);
+		if (!std::equal(want->begin(), want->end(), o.dims, o.dims + o.rank))
+			return bad("output " + detail::dims_text(dims_of(o)) + " should be " +
+				   detail::dims_text(*want));
+		if (n.n_inputs == 3) {
+			const auto &bias = in(n, 2);
+			if (!is(bias, MCP_DTYPE_F32) || bias.rank != 1 || bias.dims[0] != N)
+				return bad("bias " + tensor_text(n.inputs[2]) + " should be f32[" +
+					   std::to_string(N) + "]");
+		}
+		return std::nullopt;
+	}
 	case MCP_OP_SOFTMAX:
 		if (auto e = f32_same(1))
 			return e;

@@ -193,10 +193,6 @@ private:
 	std::vector<std::uint32_t> handles_;
 };
 
-DType init_dtype(const GraphInit &init) noexcept
-{
-	return init.kind == InitKind::uniform_i8 ? DType::i8 : DType::f32;
-}
 
 // The GraphInvalid for the kernel's refusal: the validator's sentence
 // when it finds the same error, else one built from the three fields.
@@ -463,8 +459,7 @@ LoadedGraph Runtime::load(const GraphDef &def, const LoadOptions &options)
 			placement.node = nodes[i];
 		Buffer buf = Buffer::create(state.ctx, b.length, placement);
 		std::span<std::byte> memory = buf.data();
-		if (b.init)
-			fill(*b.init, init_dtype(*b.init), memory.first(b.length));
+		def.fill_buffer(static_cast<std::uint32_t>(i), memory);
 		handles.push_back(buf.handle());
 		g.buffers_.push_back(std::move(buf));
 		register_buffer(state.registry, g.buffers_.back(), state.ctx.fd());

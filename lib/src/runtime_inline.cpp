@@ -45,6 +45,11 @@ void Runtime::run_inline(const GraphDef &def, std::span<const std::span<std::byt
 						    std::to_string(buffers[i].size()) +
 						    " bytes, the graph needs " +
 						    std::to_string(def.buffers[i].length));
+	// Data-section buffers (an imported model's initializers) are loaded
+	// here, as Runtime::load() does: the caller cannot know their bytes.
+	for (std::size_t i = 0; i < buffers.size(); i++)
+		if (def.buffers[i].init && def.buffers[i].init->kind == InitKind::data)
+			def.fill_buffer(static_cast<std::uint32_t>(i), buffers[i]);
 	for (std::uint32_t index : def.topological_order()) {
 		const GraphNode &n = def.nodes[index];
 		detail::OpTensor in[graph_max_inputs], out[graph_max_outputs];

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <mcp/onnx.hpp>
 #include <mcp/runtime.hpp>
 
 #include "commands.hpp"
@@ -44,6 +45,8 @@ struct GraphArgs {
 	bool check_inline = false;
 	std::vector<std::string> binds;
 	std::vector<std::string> outs;
+	std::vector<std::string> input_dims;
+	CLI::App *import = nullptr;
 	CLI::App *build = nullptr;
 	CLI::App *show = nullptr;
 	CLI::App *run = nullptr;
@@ -163,8 +166,11 @@ mcp::GraphDef load_graph_file(const std::string &path, GraphFile *file = nullptr
 	if (bytes.size() >= sizeof(magic))
 		std::memcpy(&magic, bytes.data(), sizeof(magic));
 	mcp::GraphDef def;
-	if (magic == graph_magic) {
-		def = mcp::GraphDef::parse(bytes);
+	if (path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0) {
+		def = mcp::onnx::import(path);
+		info.encoding = "onnx";
+	} else if (magic == graph_magic) {
+		def = mcp::GraphDef::parse_file(bytes);
 		info.encoding = mcp::to_string(*mcp::graph_encoding(bytes));
 	} else {
 		def = mcp::GraphDef::from_json(
@@ -183,6 +189,24 @@ mcp::GraphDef graph_source(GraphFile &file)
 	return load_graph_file(args.file, &file);
 }
 
+// Activation bytes as planned (buffers that are neither input, output
+// nor const) and as they would be with every node output in its own
+// memory.
+std::pair<std::uint64_t, std::uint64_t> activation_bytes(const mcp::GraphDef &def)
+{
+	std::uint64_t planned = 0, unplanned = 0;
+
+	for (const auto &b : def.buffers)
+		if (b.flags == 0)
+			planned += b.length;
+	for (const auto &n : def.nodes)
+		for (std::uint32_t t : n.outputs)
+			if (t < def.tensors.size() && def.tensors[t].buffer < def.buffers.size() &&
+			    def.buffers[def.tensors[t].buffer].flags == 0)
+				unplanned += def.tensors[t].padded_bytes().value_or(0);
+	return {planned, unplanned};
+}
+
 } // namespace
 
 // ---- show ----
@@ -198,16 +222,29 @@ std::string format_graph_text(const mcp::GraphDef &def, std::uint64_t binary_byt
 		s += fmt::format("file: JSON, {} bytes\n", file.bytes);
 	else if (file.encoding != "none")
 		s += fmt::format("file: {} encoding, {} bytes\n", file.encoding, file.bytes);
+	const auto [planned, unplanned] = activation_bytes(def);
+	s += fmt::format("activations: {} peak as planned, {} unplanned (every node output in "
+			 "its own memory); data section {}\n",
+			 bytes_text(planned), bytes_text(unplanned), bytes_text(def.data.size()));
+	if (!def.notes.empty()) {
+		s += "notes:\n";
+		std::string line;
+		std::istringstream in(def.notes);
+		while (std::getline(in, line))
+			s += "  " + line + "\n";
+	}
 	s += "\nBUFFER  NAME              LENGTH      FLAGS         INIT\n";
 	for (std::size_t i = 0; i < def.buffers.size(); i++) {
 		const mcp::GraphBuffer &b = def.buffers[i];
 		std::string init = "-";
 		if (b.init)
-			init = fmt::format("{} seed {} scale {}",
-					   b.init->kind == mcp::InitKind::uniform_f32   ? "uniform_f32"
-					   : b.init->kind == mcp::InitKind::uniform_i8 ? "uniform_i8"
-										       : "constant_f32",
-					   b.init->seed, b.init->scale);
+			init = b.init->kind == mcp::InitKind::data
+				       ? fmt::format("data at {}", b.init->seed)
+				       : fmt::format("{} seed {} scale {}",
+						     b.init->kind == mcp::InitKind::uniform_f32   ? "uniform_f32"
+						     : b.init->kind == mcp::InitKind::uniform_i8 ? "uniform_i8"
+												 : "constant_f32",
+						     b.init->seed, b.init->scale);
 		s += fmt::format("{:<7} {:<17} {:<11} {:<13} {}\n", i, b.name, b.length,
 				 flags_text(b.flags), init);
 	}
@@ -242,6 +279,11 @@ nlohmann::ordered_json graph_show_json(const mcp::GraphDef &def, std::uint64_t b
 	j["fixed_bytes"] = def.serialize(mcp::GraphEncoding::fixed).size();
 	j["json_bytes"] = def.to_json().size();
 	j["buffer_bytes"] = def.total_bytes();
+	const auto [planned, unplanned] = activation_bytes(def);
+	j["activation_bytes"] = planned;
+	j["unplanned_bytes"] = unplanned;
+	j["data_bytes"] = def.data.size();
+	j["notes"] = def.notes;
 	j["buffers"] = nlohmann::ordered_json::array();
 	for (std::size_t i = 0; i < def.buffers.size(); i++) {
 		const mcp::GraphBuffer &b = def.buffers[i];
@@ -509,10 +551,58 @@ int run_graph(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 	}
 }
 
+int import_graph(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
+{
+	try {
+		mcp::onnx::ImportOptions o;
+		for (const auto &spec : args.input_dims)
+			o.inputs.push_back(mcp::onnx::parse_input_spec(spec));
+		std::string path = args.output;
+		if (path.empty()) {
+			path = args.file;
+			if (path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0)
+				path.resize(path.size() - 5);
+			path += ".mgph";
+		}
+		mcp::onnx::ImportStats st;
+		const mcp::GraphDef def = mcp::onnx::import(args.file, o, &st);
+		const std::vector<std::byte> bytes = def.serialize_file();
+		write_file(path, bytes);
+		if (opts.json) {
+			print_json(out, {{"output", path},
+					 {"name", def.name},
+					 {"file_bytes", bytes.size()},
+					 {"nodes", def.nodes.size()},
+					 {"onnx_nodes", st.onnx_nodes + st.fused},
+					 {"folded", st.folded},
+					 {"views", st.views},
+					 {"fused", st.fused},
+					 {"inplace", st.inplace},
+					 {"const_bytes", st.const_bytes},
+					 {"activation_bytes", st.activation_bytes},
+					 {"unplanned_bytes", st.unplanned_bytes},
+					 {"notes", def.notes}});
+		} else {
+			out << fmt::format("wrote '{}': {} nodes from {} ONNX nodes ({} folded, {} views, "
+					   "{} fused), {} of weights, activations {} ({} unplanned)\n",
+					   path, def.nodes.size(), st.onnx_nodes + st.fused, st.folded,
+					   st.views, st.fused, bytes_text(st.const_bytes),
+					   bytes_text(st.activation_bytes), bytes_text(st.unplanned_bytes));
+		}
+		out.flush();
+		return exit_ok;
+	} catch (const std::exception &e) {
+		print_error(err, e.what());
+		return exit_failure;
+	}
+}
+
 int run_graph_command(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 {
 	if (args.run->parsed())
 		return run_graph(opts, out, err);
+	if (args.import->parsed())
+		return import_graph(opts, out, err);
 	if (args.build->parsed() && args.file.empty() == args.demo.empty()) {
 		print_error(err, "graph build wants FILE.json or --demo attention, not both");
 		return exit_usage;
@@ -562,9 +652,14 @@ int run_graph_command(const GlobalOptions &opts, std::ostream &out, std::ostream
 
 Command add_graph_command(CLI::App &app)
 {
-	CLI::App *sub = app.add_subcommand("graph", "Inference graphs: build one from JSON or the demo, show one, run one");
+	CLI::App *sub = app.add_subcommand("graph", "Inference graphs: import an ONNX model, build one from JSON or the demo, show one, run one");
 
 	sub->require_subcommand(1);
+	args.import = sub->add_subcommand("import", "Convert an ONNX model (opsets 9-17) to a .mgph graph file");
+	args.import->add_option("MODEL", args.file, "The .onnx file")->required();
+	args.import->add_option("-o,--output", args.output, "Graph file to write (default: MODEL with .mgph)");
+	args.import->add_option("--input", args.input_dims,
+				"NAME=DIMS, e.g. x=1x3x224x224: the dims of a dynamic input (repeatable; an unnamed dynamic batch is 1)");
 	args.build = sub->add_subcommand("build", "Convert FILE.json (or the demo) to the binary graph format");
 	args.show = sub->add_subcommand("show", "Describe a graph: buffers, tensors, nodes, dependencies, sizes");
 	args.run = sub->add_subcommand("run", "Run a graph through the kernel with worker threads; latencies per iteration and node");
@@ -574,7 +669,7 @@ Command add_graph_command(CLI::App &app)
 	args.build->add_option("--encoding", args.encoding,
 			       "compact (default; kernels with the graph-compact feature) or fixed (every kernel)")
 		->check(CLI::IsMember({"compact", "fixed"}));
-	args.show->add_option("FILE", args.file, "Binary graph or JSON description")->required();
+	args.show->add_option("FILE", args.file, "Binary graph (.mgph), JSON description or .onnx model")->required();
 	args.run->add_option("FILE", args.file, "Binary graph or JSON description")->required();
 	args.run->add_option("--iterations", args.iterations, "Timed executions (default 10)");
 	args.run->add_option("--warmup", args.warmup, "Untimed executions first (default 1)");
@@ -590,8 +685,9 @@ Command add_graph_command(CLI::App &app)
 			   "Workers read jobs (--worker-batch) even where the module has job-chains (a chain of nodes read and reported as one job)");
 	args.run->add_option("--timeout-ms", args.timeout_ms, "Per-execution time-out (default: the module's exec_timeout_ms)");
 	args.run->add_flag("--inline", args.check_inline, "Also run the graph in mcpctl's thread (run_inline) and compare the output buffers");
-	sub->footer("With --json: build prints {\"output\",\"name\",\"encoding\",\"binary_bytes\",\"json_bytes\",\"nodes\"}, "
-		    "show prints {\"name\",\"encoding\",\"file_bytes\",\"binary_bytes\",\"fixed_bytes\",\"json_bytes\",\"buffer_bytes\",\"buffers\",\"tensors\",\"nodes\",\"edges\"}, "
+	sub->footer("With --json: import prints {\"output\",\"name\",\"file_bytes\",\"nodes\",\"onnx_nodes\",\"folded\",\"views\",\"fused\",\"inplace\",\"const_bytes\",\"activation_bytes\",\"unplanned_bytes\",\"notes\"}, "
+		    "build prints {\"output\",\"name\",\"encoding\",\"binary_bytes\",\"json_bytes\",\"nodes\"}, "
+		    "show prints {\"name\",\"encoding\",\"file_bytes\",\"binary_bytes\",\"fixed_bytes\",\"json_bytes\",\"buffer_bytes\",\"activation_bytes\",\"unplanned_bytes\",\"data_bytes\",\"notes\",\"buffers\",\"tensors\",\"nodes\",\"edges\"}, "
 		    "run prints {\"graph\",\"context\",\"iterations\",\"warmup\",\"node_asked\",\"buffers\",\"workers\",\"latency_us\",\"nodes\",\"inline_check\"} "
 		    "(see Documentation/mcpctl.rst).");
 	return {sub, run_graph_command};

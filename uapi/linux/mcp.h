@@ -1036,6 +1036,16 @@ struct mcp_graph_tensor {
  *		the last dimension D; in1, in2 [D]; param mcp_graph_norm
  *   MATMUL_I8	I8 in0 [M][K] x I8 in1 [K][N] -> F32 out0 [M][N],
  *		dequantized with param struct mcp_graph_matmul_i8
+ * Worker operators whose rules only libmcp checks (a kernel that checks
+ * worker shapes refuses them as unknown):
+ *   BMATMUL	F32 batched MATMUL: in0 [..][M][K] x in1 [..][K][N] ->
+ *		out0 [..][M][N], batch dims broadcast as numpy; in2 [N]
+ *		bias optional; param as MATMUL
+ *   BADD, SUB, MUL, DIV  F32: out0 = in0 op in1, numpy broadcasting to
+ *		out0's dims
+ *   TRANSPOSE	F32: out0 = in0 with its dims permuted; param 8 bytes,
+ *		perm[k] (u8) for k < rank, the rest 0
+ *   GELU_ERF	F32: out0 = x / 2 * (1 + erf(x / sqrt(2)))
  */
 enum mcp_graph_op {
 	MCP_OP_NOP = 1,
@@ -1051,6 +1061,13 @@ enum mcp_graph_op {
 	MCP_OP_SOFTMAX = 69,
 	MCP_OP_LAYERNORM = 70,
 	MCP_OP_MATMUL_I8 = 71,
+	MCP_OP_BMATMUL = 72,
+	MCP_OP_BADD = 73,
+	MCP_OP_SUB = 74,
+	MCP_OP_MUL = 75,
+	MCP_OP_DIV = 76,
+	MCP_OP_TRANSPOSE = 77,
+	MCP_OP_GELU_ERF = 78,
 };
 
 /* Parameters, in the blob; floats as IEEE-754 binary32 bit patterns. */

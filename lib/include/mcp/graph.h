@@ -68,6 +68,13 @@ extern "C" {
 #define MCP_GRAPH_OP_SOFTMAX	69
 #define MCP_GRAPH_OP_LAYERNORM	70
 #define MCP_GRAPH_OP_MATMUL_I8	71
+#define MCP_GRAPH_OP_BMATMUL	72	/* batched matmul, numpy batch broadcast */
+#define MCP_GRAPH_OP_BADD	73	/* add with numpy broadcasting */
+#define MCP_GRAPH_OP_SUB	74
+#define MCP_GRAPH_OP_MUL	75
+#define MCP_GRAPH_OP_DIV	76
+#define MCP_GRAPH_OP_TRANSPOSE	77	/* param struct mcp_graph_transpose_param */
+#define MCP_GRAPH_OP_GELU_ERF	78	/* exact gelu (erf) */
 
 /* Engine classes (the kernel's enum mcp_graph_engine). */
 #define MCP_GRAPH_CLASS_CPU	0	/* the kernel's cpu engine */
@@ -114,13 +121,15 @@ extern "C" {
 #define MCP_GRAPH_INIT_UNIFORM_F32	1	/* f32 uniform in [-scale, scale) */
 #define MCP_GRAPH_INIT_UNIFORM_I8	2	/* int8 uniform in [-127, 127] */
 #define MCP_GRAPH_INIT_CONSTANT_F32	3	/* every f32 = scale */
+#define MCP_GRAPH_INIT_DATA		4	/* bytes of the graph's data section */
 
 /**
  * struct mcp_graph_init - how a buffer is filled before the first exec
  * @kind:	MCP_GRAPH_INIT_*
  * @reserved:	0
- * @seed:	seed of the random stream (kinds 1 and 2)
- * @scale:	kind 1: the bound; kind 3: the value; kind 2: unused (0)
+ * @seed:	seed of the random stream (kinds 1 and 2); kind 4: the
+ *		offset in the graph's data section
+ * @scale:	kind 1: the bound; kind 3: the value; kinds 2, 4: unused (0)
  * @reserved2:	0
  *
  * This is also its encoding in a graph's blob (24 bytes, little-endian, at
@@ -132,6 +141,9 @@ extern "C" {
  *   kind 1: u = (float)(r >> 40) * 2^-24; x = (2 * u - 1) * scale (float math)
  *   kind 2: q = (int8)((r % 255) - 127)
  *   kind 3: x = scale, no draws
+ *   kind 4: the buffer's length bytes at offset @seed of the data
+ *	section that libmcp keeps beside the graph (a .mgph file stores it
+ *	after the graph; the kernel never sees it)
  * Trailing bytes that do not make a whole element are zero.
  */
 struct mcp_graph_init {
@@ -163,6 +175,10 @@ struct mcp_graph_matmul_i8_param {	/* MATMUL_I8 */
 	int32_t zero_a;
 	float scale_b;
 	int32_t zero_b;
+};
+
+struct mcp_graph_transpose_param {	/* TRANSPOSE */
+	uint8_t perm[8];		/* out dim k = in dim perm[k]; 0 past the rank */
 };
 
 /* A graph definition (mcp::GraphDef).  Opaque. */
@@ -250,6 +266,45 @@ struct mcp_graph_demo_opts {
 /* mcp_graph_demo_attention() - the demo block; @opts NULL: defaults. */
 MCP_EXPORT int mcp_graph_demo_attention(const struct mcp_graph_demo_opts *opts,
 					struct mcp_graph_def **out);
+
+/**
+ * struct mcp_onnx_import_opts - how mcp_graph_import_onnx() fixes dims
+ * @size:	in: sizeof(struct mcp_onnx_import_opts)
+ * @n_inputs:	entries at @inputs
+ * @inputs:	"NAME=DIMS" strings, e.g. "x=1x3x224x224": the dims of a
+ *		graph input with dynamic dimensions
+ * @default_batch: an unnamed dynamic first dimension; 0: 1
+ */
+struct mcp_onnx_import_opts {
+	uint32_t size;
+	uint32_t n_inputs;
+	const char *const *inputs;
+	uint32_t default_batch;
+	uint32_t reserved;
+};
+
+/*
+ * mcp_graph_import_onnx() - an ONNX model file (opsets 9..17) as a graph
+ * (mcp::onnx::import(), Documentation/onnx.rst).  Its initializers are
+ * in the definition's data section (MCP_GRAPH_INIT_DATA), which
+ * mcp_graph_serialize() leaves out: save it with mcp_graph_save().
+ * @opts NULL: defaults.  Return: 0, -EINVAL (the model cannot be imported;
+ * mcp_strerror_last() names the file and every unsupported node),
+ * -ENOENT and other errnos of reading the file, -ENOMEM.
+ */
+MCP_EXPORT int mcp_graph_import_onnx(const char *path, const struct mcp_onnx_import_opts *opts,
+				     struct mcp_graph_def **out);
+/*
+ * mcp_graph_save() / mcp_graph_load() - a .mgph file: the binary graph
+ * (compact) followed by its data section and notes (graphs.rst, "Data
+ * section").  mcp_graph_load() validates; -EINVAL with @err as
+ * mcp_graph_parse().
+ */
+MCP_EXPORT int mcp_graph_save(const struct mcp_graph_def *graph, const char *path);
+MCP_EXPORT int mcp_graph_load(const char *path, struct mcp_graph_def **out,
+			      struct mcp_graph_invalid *err);
+/* mcp_graph_data_len() - bytes of its data section; 0 for NULL. */
+MCP_EXPORT size_t mcp_graph_data_len(const struct mcp_graph_def *graph);
 
 /* mcp_graph_new() - an empty definition named @name, for the mcp_graph_add_*(). */
 MCP_EXPORT int mcp_graph_new(const char *name, struct mcp_graph_def **out);

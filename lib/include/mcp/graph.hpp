@@ -34,7 +34,8 @@ enum class Layout : std::uint8_t { dense = 0, nhwc = 1, tiled16 = 2 };
 enum class Op : std::uint16_t {
 	nop = 1, copy = 2, tile16 = 3, quant_i8 = 4, dequant_i8 = 5,
 	wnop = 64, matmul = 65, add = 66, relu = 67, gelu = 68, softmax = 69,
-	layernorm = 70, matmul_i8 = 71,
+	layernorm = 70, matmul_i8 = 71, bmatmul = 72, badd = 73, sub = 74, mul = 75,
+	div = 76, transpose = 77, gelu_erf = 78,
 };
 enum class EngineClass : std::uint8_t { cpu = 0, device = 1, worker = 2 };
 
@@ -57,8 +58,8 @@ MCP_EXPORT std::size_t dtype_size(DType dtype) noexcept;
 
 // Names (JSON, mcpctl): "f32" "i8" "u8" "i32"; "dense" "nhwc" "tiled16";
 // "nop" "copy" "tile16" "quant_i8" "dequant_i8" "wnop" "matmul" "add"
-// "relu" "gelu" "softmax" "layernorm" "matmul_i8"; "cpu" "device"
-// "worker".  "unknown" for values outside the enums.
+// "relu" "gelu" "softmax" "layernorm" "matmul_i8" "bmatmul" "badd" "sub"
+// "mul" "div" "transpose" "gelu_erf"; "cpu" "device" "worker".  "unknown" for values outside the enums.
 MCP_EXPORT const char *to_string(DType dtype) noexcept;
 MCP_EXPORT const char *to_string(Layout layout) noexcept;
 MCP_EXPORT const char *to_string(Op op) noexcept;
@@ -75,6 +76,7 @@ enum class InitKind : std::uint32_t {
 	uniform_f32 = MCP_GRAPH_INIT_UNIFORM_F32,	// f32 in [-scale, scale)
 	uniform_i8 = MCP_GRAPH_INIT_UNIFORM_I8,		// int8 in [-127, 127]
 	constant_f32 = MCP_GRAPH_INIT_CONSTANT_F32,	// every f32 = scale
+	data = MCP_GRAPH_INIT_DATA,			// GraphDef::data from offset seed
 };
 
 // How a buffer is filled before the first execution; in the blob as a
@@ -91,7 +93,8 @@ struct GraphInit {
 // uniform_f32 and constant_f32, i8 for uniform_i8); trailing bytes short
 // of an element are zeroed.  The Runtime and the tests both use this, so a
 // buffer has the same bytes everywhere.  Throws mcp::Error(EINVAL) when
-// @dtype does not suit @init.kind.
+// @dtype does not suit @init.kind, and for InitKind::data (whose bytes
+// are the graph's: fill_buffer()).
 MCP_EXPORT void fill(const GraphInit &init, DType dtype, std::span<std::byte> bytes);
 
 // ---- typed parameters (the blob's structs, floats as float) ----
@@ -259,6 +262,13 @@ public:
 	std::vector<GraphBuffer> buffers;
 	std::vector<GraphTensor> tensors;
 	std::vector<GraphNode> nodes;
+	// The data section: the bytes of InitKind::data buffers (initializers
+	// of an imported model).  Not part of the kernel's graph: serialize()
+	// leaves it out, serialize_file() stores it after the graph.
+	std::vector<std::byte> data;
+	// Free text about how the graph was made (an importer's choices, one
+	// per line); stored by serialize_file() beside the data.
+	std::string notes;
 
 	// Reads binary bytes in either encoding; they are check_graph()ed
 	// first.  Throws GraphInvalid.
@@ -268,6 +278,12 @@ public:
 	// only when a field cannot be encoded: rank > 6, > 4 inputs or > 2
 	// outputs, a blob over 4 GiB; everything else is validate()'s.
 	std::vector<std::byte> serialize(GraphEncoding encoding = GraphEncoding::compact) const;
+	// A .mgph file: serialize(@encoding), then, when data or notes are
+	// not empty, a data trailer (graphs.rst, "Data section").
+	std::vector<std::byte> serialize_file(GraphEncoding encoding = GraphEncoding::compact) const;
+	// Reads a .mgph file: the graph (parse()) and its data trailer; every
+	// InitKind::data range must lie inside the data.  Throws GraphInvalid.
+	static GraphDef parse_file(std::span<const std::byte> bytes, const GraphLimits &limits = {});
 	// None when valid; else the first error, as the kernel would give it.
 	std::optional<GraphError> validate(const GraphLimits &limits = {}) const;
 
@@ -296,6 +312,11 @@ public:
 	std::optional<std::uint32_t> find_buffer(std::string_view name) const noexcept;
 	std::optional<std::uint32_t> find_tensor(std::string_view name) const noexcept;
 	std::optional<std::uint32_t> find_node(std::string_view name) const noexcept;
+
+	// Fills buffer @index's first length bytes at @memory as its init says
+	// (InitKind::data from data; nothing when it has no init).  Throws
+	// mcp::Error(EINVAL) for a data range outside data or a short @memory.
+	void fill_buffer(std::uint32_t index, std::span<std::byte> memory) const;
 
 	bool operator==(const GraphDef &) const = default;
 };

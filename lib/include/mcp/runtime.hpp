@@ -209,7 +209,9 @@ public:
 	// Runs @def in the calling thread, node by node in topological order,
 	// with the workers' operators and the kernel's data-movement
 	// operators done in C++: the reference and benchmark baseline.
-	// @buffers[i] is buffer i's memory, at least its length.  Throws
+	// @buffers[i] is buffer i's memory, at least its length; buffers
+	// whose init is InitKind::data are loaded from def.data first (the
+	// others are the caller's to fill, GraphDef::fill_buffer()).  Throws
 	// GraphInvalid for an invalid graph, Error(EINVAL) naming the node
 	// when an operator refuses its shapes.
 	static void run_inline(const GraphDef &def, std::span<const std::span<std::byte>> buffers);
