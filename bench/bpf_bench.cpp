@@ -17,6 +17,11 @@
 //    too.
 //    The sched tracer alone is timed too (the cache tracer's perf events
 //    cost context switches something on hosts with a PMU).
+//    Debian's runqlat (libbpf-tools, /usr/sbin/runqlat), the standard
+//    tool for the same run-queue latency, is timed too, system-wide like
+//    the sched tracer (neither filters), in the same alternation: its
+//    ratio to none beside the sched tracer's, and the difference in
+//    points.  Target: the sched tracer <= 1.10x and <= runqlat + 3 points.
 // 3. The floor under that ratio: the same workload with empty programs
 //    ("return 0") on the tracepoints the sched tracer uses, as tp_btf and
 //    as raw_tp, timed in the same alternation.  What they cost is the
@@ -29,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -41,7 +47,10 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <mcp/mcp.hpp>
@@ -140,6 +149,102 @@ struct Tracers {
 			said = true;
 		}
 	}
+};
+
+constexpr const char runqlat_path[] = "/usr/sbin/runqlat";
+
+// Debian's runqlat, system-wide (no -p/-c: the sched tracer of the bench
+// does not filter either), running with its programs attached while the
+// object lives; its output goes to /dev/null.
+class Runqlat {
+public:
+	Runqlat()
+	{
+		pid_ = fork();
+		if (pid_ < 0)
+			throw std::runtime_error(errno_text("fork"));
+		if (pid_ == 0) {
+			const int null = open("/dev/null", O_RDWR);
+			if (null >= 0) {
+				dup2(null, STDIN_FILENO);
+				dup2(null, STDOUT_FILENO);
+				dup2(null, STDERR_FILENO);
+			}
+			execl(runqlat_path, "runqlat", static_cast<char *>(nullptr));
+			_exit(127);
+		}
+		// Attached when it holds a link for every program it loaded
+		// (libbpf-tools attach after loading them all).  Loading parses
+		// the kernel's BTF, which takes seconds under TCG.
+		const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+		for (;;) {
+			const auto [progs, links] = bpf_fds();
+			if (links > 0 && links >= progs)
+				break;
+			int status;
+			if (waitpid(pid_, &status, WNOHANG) == pid_) {
+				pid_ = -1;
+				throw std::runtime_error("runqlat exited before attaching (status " +
+							 std::to_string(status) + ")");
+			}
+			if (std::chrono::steady_clock::now() > deadline) {
+				stop();
+				throw std::runtime_error("runqlat did not attach within 60 s");
+			}
+			usleep(5000);
+		}
+	}
+	~Runqlat() { stop(); }
+	Runqlat(const Runqlat &) = delete;
+	Runqlat &operator=(const Runqlat &) = delete;
+
+	// The ids of its programs ("prog_id:" in the fdinfo of its fds).
+	std::set<__u32> ids() const
+	{
+		std::set<__u32> ids;
+		std::error_code ec;
+		const std::string dir = "/proc/" + std::to_string(pid_) + "/fdinfo";
+
+		for (const auto &e : std::filesystem::directory_iterator(dir, ec)) {
+			std::ifstream in(e.path());
+			for (std::string line; std::getline(in, line);)
+				if (line.rfind("prog_id:", 0) == 0)
+					ids.insert(static_cast<__u32>(std::stoul(line.substr(8))));
+		}
+		if (ec)
+			throw std::runtime_error("reading " + dir + ": " + ec.message());
+		return ids;
+	}
+
+private:
+	// Its open BPF program and link fds.
+	std::pair<unsigned, unsigned> bpf_fds() const
+	{
+		unsigned progs = 0, links = 0;
+		std::error_code ec;
+		const std::string dir = "/proc/" + std::to_string(pid_) + "/fd";
+
+		for (const auto &e : std::filesystem::directory_iterator(dir, ec)) {
+			std::error_code ec2;
+			const std::string target = std::filesystem::read_symlink(e.path(), ec2).string();
+			if (ec2)
+				continue;
+			progs += target == "anon_inode:bpf-prog";
+			links += target == "anon_inode:bpf_link";
+		}
+		return {progs, links};
+	}
+
+	void stop() noexcept
+	{
+		if (pid_ <= 0)
+			return;
+		kill(pid_, SIGINT);	// it prints its histogram and detaches
+		waitpid(pid_, nullptr, 0);
+		pid_ = -1;
+	}
+
+	pid_t pid_ = -1;
 };
 
 // Empty programs on the sched tracer's hottest tracepoints, attached while
@@ -301,8 +406,9 @@ int main(int argc, char **argv)
 	try {
 		// tracer -> program name -> totals over the statistics round
 		std::map<std::string, std::map<std::string, ProgStats>> costs;
-		std::vector<double> bare, empty_btf, empty_raw, sched_only, traced;
+		std::vector<double> bare, empty_btf, empty_raw, sched_only, traced, runqlat;
 		const int cpu = sched_getcpu();
+		const bool have_runqlat = access(runqlat_path, X_OK) == 0;
 		const std::string load_before = load_average();
 
 		ping_pong_ns(round_trips / 10 + 1, cpu);	// warm-up
@@ -310,7 +416,7 @@ int main(int argc, char **argv)
 		// clock reads to every run of every program, which the traced
 		// rounds alone would pay.  Each round starts with the next side,
 		// so no side always follows the same one.
-		const std::vector<std::function<void()>> sides = {
+		std::vector<std::function<void()>> sides = {
 			[&] { bare.push_back(ping_pong_ns(round_trips, cpu)); },
 			[&] {
 				EmptyPrograms e(true);
@@ -329,6 +435,11 @@ int main(int argc, char **argv)
 				traced.push_back(ping_pong_ns(round_trips, cpu));
 			},
 		};
+		if (have_runqlat)
+			sides.emplace_back([&] {
+				Runqlat r;
+				runqlat.push_back(ping_pong_ns(round_trips, cpu));
+			});
 		for (unsigned r = 0; r < rounds; r++)
 			for (std::size_t i = 0; i < sides.size(); i++)
 				sides[(r + i) % sides.size()]();
@@ -351,6 +462,17 @@ int main(int argc, char **argv)
 						sum.run_cnt += st.run_cnt;
 					}
 			}
+			if (have_runqlat) {
+				Runqlat r;
+				ping_pong_ns(round_trips, cpu);
+				for (__u32 id : r.ids()) {
+					ProgStats st = prog_stats(id);
+					ProgStats &sum = costs["runqlat"][st.name];
+					sum.name = st.name;
+					sum.run_time_ns += st.run_time_ns;
+					sum.run_cnt += st.run_cnt;
+				}
+			}
 			for (bool btf : {true, false}) {
 				EmptyPrograms e(btf);
 				ping_pong_ns(round_trips, cpu);
@@ -360,13 +482,13 @@ int main(int argc, char **argv)
 		}
 
 		std::printf("per-event cost of each program (kernel BPF statistics over %u round "
-			    "trips with the tracers attached: %.0f ns/round trip; the empty ones "
-			    "in rounds of their own)\n", round_trips, stats_round_ns);
-		std::printf("  %-6s %-16s %12s %14s %10s\n", "tracer", "program", "runs",
+			    "trips with the tracers attached: %.0f ns/round trip; runqlat and the "
+			    "empty ones in rounds of their own)\n", round_trips, stats_round_ns);
+		std::printf("  %-7s %-16s %12s %14s %10s\n", "tracer", "program", "runs",
 			    "run_time_ns", "ns/event");
 		for (const auto &[tracer, progs] : costs)
 			for (const auto &[name, s] : progs)
-				std::printf("  %-6s %-16s %12llu %14llu %10s\n", tracer.c_str(),
+				std::printf("  %-7s %-16s %12llu %14llu %10s\n", tracer.c_str(),
 					    name.c_str(), static_cast<unsigned long long>(s.run_cnt),
 					    static_cast<unsigned long long>(s.run_time_ns),
 					    s.run_cnt ? std::to_string(s.run_time_ns / s.run_cnt).c_str()
@@ -385,14 +507,48 @@ int main(int argc, char **argv)
 		print_side("empty raw_tp programs:", empty_raw, bare);
 		print_side("sched tracer only:", sched_only, bare);
 		print_side("all tracers:", traced, bare);
+		if (have_runqlat)
+			print_side("runqlat:", runqlat, bare);
+		else
+			std::printf("  runqlat: not installed (libbpf-tools)\n");
 		std::printf("  slowdown traced/none: %.3fx (per-round median %.3fx); target <= 1.10x: "
 			    "%s\n", ratio, paired, met ? "met" : "NOT met");
+		// The sched tracer against runqlat, both estimators: the
+		// difference of the ratios of the medians, and the median of the
+		// per-round differences (the two sides' ratios to the same round's
+		// untraced run).
+		const double sched_ratio = median(sched_only) / median(bare);
+		const double sched_paired = median(paired_ratios(sched_only, bare));
+		double rq_ratio = 0, rq_paired = 0, points = 0, points_paired = 0;
+		if (have_runqlat) {
+			const std::vector<double> s = paired_ratios(sched_only, bare),
+						  q = paired_ratios(runqlat, bare);
+			std::vector<double> d;
+			for (std::size_t i = 0; i < s.size() && i < q.size(); i++)
+				d.push_back(100 * (s[i] - q[i]));
+			rq_ratio = median(runqlat) / median(bare);
+			rq_paired = median(q);
+			points = 100 * (sched_ratio - rq_ratio);
+			points_paired = median(d);
+			const bool close = points <= 3 && points_paired <= 3;
+			const bool cheap = sched_ratio <= 1.10 && sched_paired <= 1.10;
+			std::printf("  sched tracer vs runqlat: %.3fx vs %.3fx (per-round %.3fx vs %.3fx): "
+				    "%+.1f points (per-round median %+.1f); targets <= runqlat + 3 points: "
+				    "%s, <= 1.10x: %s\n", sched_ratio, rq_ratio, sched_paired, rq_paired,
+				    points, points_paired, close ? "met" : "NOT met",
+				    cheap ? "met" : "NOT met");
+		}
 		std::printf("bench-result bpf round_trips=%u rounds=%u none_ns=%.0f traced_ns=%.0f "
 			    "ratio=%.3f paired_ratio=%.3f empty_tp_btf_ns=%.0f empty_raw_tp_ns=%.0f "
-			    "sched_only_ns=%.0f min_ratio=%.3f empty_tp_btf_min_ratio=%.3f\n", round_trips,
+			    "sched_only_ns=%.0f min_ratio=%.3f empty_tp_btf_min_ratio=%.3f sched_ratio=%.3f sched_paired_ratio=%.3f", round_trips,
 			    rounds, median(bare), median(traced), ratio, paired, median(empty_btf),
 			    median(empty_raw), median(sched_only), minimum(traced) / minimum(bare),
-			    minimum(empty_btf) / minimum(bare));
+			    minimum(empty_btf) / minimum(bare), sched_ratio, sched_paired);
+		if (have_runqlat)
+			std::printf(" runqlat_ns=%.0f runqlat_ratio=%.3f runqlat_paired_ratio=%.3f "
+				    "sched_minus_runqlat_points=%.1f sched_minus_runqlat_paired_points=%.1f",
+				    median(runqlat), rq_ratio, rq_paired, points, points_paired);
+		std::printf("\n");
 	} catch (const std::exception &e) {
 		std::fprintf(stderr, "bpf_bench: %s\n", e.what());
 		return 1;

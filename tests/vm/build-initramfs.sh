@@ -11,6 +11,9 @@
 #   /opt/mcp/selftests/mcp_*_test             (kselftest-harness binaries)
 #   /opt/mcp/bin/mcpctl, /usr/bin/numactl     (when present on the host)
 #   /usr/bin/lspci, /usr/share/misc/pci.ids   (pciutils)
+#   /usr/sbin/runqlat                         (libbpf-tools: the peer the
+#                                             tracer tests and mcp_bpf_bench
+#                                             compare with)
 #   /lib/modules/vgem/*.ko + order            (vgem and its dependencies from
 #                                             /lib/modules/<VM kernel>, for the
 #                                             dma-buf tests; loaded by them)
@@ -194,6 +197,16 @@ if [ -n "$lspci" ]; then
 	[ -f /usr/share/misc/pci.ids ] && copy_abs /usr/share/misc/pci.ids
 else
 	echo "build-initramfs: warning: lspci not found (apt install pciutils)" >&2
+fi
+
+# runqlat (libbpf-tools, CO-RE: libelf, libz): the trace peer tests and
+# mcp_bpf_bench run it beside MCP's sched tracer.  ~0.6 MB with its
+# libraries, so every image gets it.
+if [ -x /usr/sbin/runqlat ]; then
+	copy_abs /usr/sbin/runqlat
+	copy_libs /usr/sbin/runqlat
+else
+	echo "build-initramfs: warning: /usr/sbin/runqlat not found (apt install libbpf-tools)" >&2
 fi
 
 for f in "${extra[@]}"; do
