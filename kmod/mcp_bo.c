@@ -11,11 +11,15 @@
  * BOs are a dma-buf, attached and mapped for the device on a device
  * context.
  *
- * User mappings insert PFNs at fault time (as DRM's shmem helpers do) and
- * every VMA holds a BO reference, so the pages outlive any mapping.  A
- * device fd's BO mappings share its address_space with the BAR mappings:
- * revoking those zaps BO PTEs too, and the next access faults them in
- * again, since a BO is RAM and outlives its device.
+ * User mappings of pages insert PFNs at fault time (as DRM's shmem helpers
+ * do); coherent memory is mapped whole at mmap() by dma_mmap_coherent(),
+ * and handed to importers by dma_get_sgtable(), as DRM's DMA helpers do:
+ * only the DMA API knows where its memory is and how it must be mapped
+ * (it need not be in the linear map, nor cacheable).  Every VMA holds a
+ * BO reference, so the memory outlives any mapping.  A device fd's BO
+ * mappings share its address_space with the BAR mappings but lie above
+ * them (MCP_BO_MMAP_BASE): revoking the BARs leaves them alone, since a
+ * BO is RAM and outlives its device.
  *
  * Locks: mcp_bo.lock (mcp_bo.h).
  */
@@ -318,24 +322,52 @@ static void mcp_bo_uncharge_user(struct mcp_bo *bo)
 	bo->user = NULL;
 }
 
-/* Coherent memory of the device; its pages are recorded for mmap. */
+/* The pages backing @bo's coherent memory, as the DMA API tells them. */
+static int mcp_bo_coherent_sgtable(struct mcp_bo *bo, struct sg_table *sgt)
+{
+	return dma_get_sgtable(mcp_bo_dev(bo), sgt, bo->coherent,
+			       bo->coherent_dma, bo->length);
+}
+
+/*
+ * NUMA node of all of @bo's coherent memory, or NUMA_NO_NODE when it
+ * spans nodes.  From dma_get_sgtable(), never from the kernel address:
+ * that may be a remapping (vmalloc space, an uncached alias) that
+ * virt_to_page() does not understand.
+ */
+static int mcp_bo_coherent_node(struct mcp_bo *bo, int *node)
+{
+	struct scatterlist *sg;
+	struct sg_table sgt;
+	unsigned int i;
+	int ret;
+
+	ret = mcp_bo_coherent_sgtable(bo, &sgt);
+	if (ret)
+		return ret;
+	*node = page_to_nid(sg_page(sgt.sgl));
+	for_each_sgtable_sg(&sgt, sg, i) {
+		struct page *last = nth_page(sg_page(sg),
+					     (sg->length - 1) >> PAGE_SHIFT);
+
+		if (page_to_nid(sg_page(sg)) != *node ||
+		    page_to_nid(last) != *node) {
+			*node = NUMA_NO_NODE;
+			break;
+		}
+	}
+	sg_free_table(&sgt);
+	return 0;
+}
+
+/* Coherent memory of the device: a kernel and a bus address, no pages. */
 static int mcp_bo_alloc_coherent(struct mcp_bo *bo)
 {
-	unsigned long i;
-	void *vaddr;
-
-	vaddr = dma_alloc_coherent(mcp_bo_dev(bo), bo->length,
-				   &bo->coherent_dma, GFP_KERNEL | __GFP_NOWARN);
-	if (!vaddr)
+	bo->coherent = dma_alloc_coherent(mcp_bo_dev(bo), bo->length,
+					  &bo->coherent_dma,
+					  GFP_KERNEL | __GFP_NOWARN);
+	if (!bo->coherent)
 		return -ENOMEM;
-
-	for (i = 0; i < bo->npages; i++) {
-		void *p = vaddr + i * PAGE_SIZE;
-
-		bo->pages[i] = is_vmalloc_addr(p) ? vmalloc_to_page(p) :
-						    virt_to_page(p);
-	}
-	bo->coherent = vaddr;
 	mcp_counter_add(MCP_CTR_BO_KERNEL_PAGES, bo->npages);
 	return 0;
 }
@@ -362,7 +394,8 @@ static void mcp_bo_free_coherent(struct mcp_bo *bo)
  * has not the memory (or no free 2 MiB pages, or none the device can
  * address), when coherent memory of the device is not on @node and
  * MCP_BO_NODE asked for it, or when coherent memory would exceed
- * RLIMIT_MEMLOCK.
+ * RLIMIT_MEMLOCK; dma_get_sgtable()'s error for coherent memory whose
+ * pages the DMA API cannot name (it could not be exported either).
  */
 struct mcp_bo *mcp_bo_create_kernel(struct mcp_dev *mdev, u64 length,
 				    u32 flags, int node)
@@ -374,9 +407,6 @@ struct mcp_bo *mcp_bo_create_kernel(struct mcp_dev *mdev, u64 length,
 	bo = mcp_bo_alloc(mdev, MCP_BO_KIND_KERNEL, flags, length);
 	if (!bo)
 		return ERR_PTR(-ENOMEM);
-	ret = mcp_bo_alloc_page_array(bo);
-	if (ret)
-		goto err_free_bo;
 
 	if (coherent) {
 		ret = mcp_bo_charge_user(bo);
@@ -385,7 +415,9 @@ struct mcp_bo *mcp_bo_create_kernel(struct mcp_dev *mdev, u64 length,
 		ret = mcp_bo_alloc_coherent(bo);
 		if (ret)
 			goto err_uncharge;
-		bo->node = mcp_bo_pages_node(bo);
+		ret = mcp_bo_coherent_node(bo, &bo->node);
+		if (ret)
+			goto err_free_coherent;
 		if ((flags & MCP_BO_NODE) && bo->node != node) {
 			ret = -ENOMEM;
 			goto err_free_coherent;
@@ -393,6 +425,9 @@ struct mcp_bo *mcp_bo_create_kernel(struct mcp_dev *mdev, u64 length,
 		return bo;
 	}
 
+	ret = mcp_bo_alloc_page_array(bo);
+	if (ret)
+		goto err_free_bo;
 	ret = mcp_bo_alloc_pages(bo, mdev ? mcp_bo_dev(bo) : NULL, node,
 				 flags & MCP_BO_HUGEPAGE);
 	if (ret)
@@ -745,6 +780,34 @@ out_unlock:
 	return vaddr;
 }
 
+/*
+ * Coherent memory: the node recorded from dma_get_sgtable(), never the
+ * kernel address's, which may be a remapping; pages: their own; imports:
+ * the exporter's kernel mapping, if it is of RAM.
+ */
+int mcp_bo_node_at(struct mcp_bo *bo, u64 offset)
+{
+	void *vaddr;
+
+	if (offset >= bo->length)
+		return NUMA_NO_NODE;
+	if (bo->coherent)
+		return bo->node;
+	if (bo->pages)
+		return page_to_nid(bo->pages[offset >> PAGE_SHIFT]);
+
+	mutex_lock(&bo->lock);
+	vaddr = bo->vaddr ? bo->vaddr + offset : NULL;
+	mutex_unlock(&bo->lock);
+	if (!vaddr)
+		return NUMA_NO_NODE;
+	if (is_vmalloc_addr(vaddr))
+		return page_to_nid(vmalloc_to_page(vaddr));
+	if (virt_addr_valid(vaddr))
+		return page_to_nid(virt_to_page(vaddr));
+	return NUMA_NO_NODE;
+}
+
 int mcp_bo_dma_addr(struct mcp_bo *bo, u64 offset, dma_addr_t *addr,
 		    u64 *contig)
 {
@@ -847,6 +910,33 @@ static const struct vm_operations_struct mcp_bo_vm_ops = {
 	.fault = mcp_bo_vm_fault,
 };
 
+/* Mapped whole at mmap(): nothing to fault in, a fault is SIGBUS. */
+static const struct vm_operations_struct mcp_bo_coherent_vm_ops = {
+	.open = mcp_bo_vm_open,
+	.close = mcp_bo_vm_close,
+};
+
+/*
+ * dma_mmap_coherent() maps the whole VMA now, with the page protection
+ * the platform needs for coherent memory (uncached where DMA does not
+ * snoop), from the page offset it finds in vm_pgoff: the BO's own, for
+ * the call only.  The VMA keeps its offset in the BO's window above the
+ * BAR regions, which revocation zaps (mcp_dev_revoke_mappings()).  The
+ * VMA is linked into the file's address_space only after ->mmap.
+ */
+static int mcp_bo_mmap_coherent(struct mcp_bo *bo, struct vm_area_struct *vma,
+				unsigned long pgoff)
+{
+	unsigned long window = vma->vm_pgoff;
+	int ret;
+
+	vma->vm_pgoff = pgoff;
+	ret = dma_mmap_coherent(mcp_bo_dev(bo), vma, bo->coherent,
+				bo->coherent_dma, bo->length);
+	vma->vm_pgoff = window;
+	return ret;
+}
+
 /**
  * mcp_bo_mmap() - map a kernel BO into a shared VMA
  * @bo:		the BO; the VMA takes a reference of its own
@@ -854,14 +944,16 @@ static const struct vm_operations_struct mcp_bo_vm_ops = {
  *		first page of @bo to map
  *
  * Imported BOs are mapped by their exporter (dma_buf_mmap()); user-pointer
- * BOs are not mapped through MCP at all.
+ * BOs are not mapped through MCP at all.  Pages are inserted at fault
+ * time; coherent memory is mapped whole now (mcp_bo_mmap_coherent()).
  *
  * Return: 0, or -EINVAL for a private mapping, a range past the BO's end
- * or a BO that has no pages of its own.
+ * or a BO that has no pages of its own; dma_mmap_coherent()'s error.
  */
 int mcp_bo_mmap(struct mcp_bo *bo, struct vm_area_struct *vma)
 {
 	unsigned long pgoff = vma->vm_pgoff & MCP_BO_MMAP_PGMASK;
+	int ret;
 
 	if (bo->kind != MCP_BO_KIND_KERNEL)
 		return -EINVAL;
@@ -870,9 +962,17 @@ int mcp_bo_mmap(struct mcp_bo *bo, struct vm_area_struct *vma)
 	if (pgoff >= bo->npages || vma_pages(vma) > bo->npages - pgoff)
 		return -EINVAL;
 
-	mcp_vm_flags_set(vma, VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
+	mcp_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	if (bo->coherent) {
+		ret = mcp_bo_mmap_coherent(bo, vma, pgoff);
+		if (ret)
+			return ret;
+		vma->vm_ops = &mcp_bo_coherent_vm_ops;
+	} else {
+		mcp_vm_flags_set(vma, VM_PFNMAP);
+		vma->vm_ops = &mcp_bo_vm_ops;
+	}
 	vma->vm_private_data = bo;
-	vma->vm_ops = &mcp_bo_vm_ops;
 	mcp_bo_vm_open(vma);
 	return 0;
 }
@@ -912,10 +1012,14 @@ static struct sg_table *mcp_dmabuf_map(struct dma_buf_attachment *attach,
 	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
 	if (!sgt)
 		return ERR_PTR(-ENOMEM);
-	ret = sg_alloc_table_from_pages_segment(sgt, bo->pages, bo->npages, 0,
-						bo->length,
-						dma_max_mapping_size(attach->dev),
-						GFP_KERNEL);
+	if (bo->coherent)
+		ret = mcp_bo_coherent_sgtable(bo, sgt);
+	else
+		ret = sg_alloc_table_from_pages_segment(sgt, bo->pages,
+							bo->npages, 0,
+							bo->length,
+							dma_max_mapping_size(attach->dev),
+							GFP_KERNEL);
 	if (ret)
 		goto err_free_sgt;
 	ret = dma_map_sgtable(attach->dev, sgt, dir, 0);

@@ -45,7 +45,8 @@
  * @mdev:	device it is DMA-mapped for (a reference), NULL on the host
  * @dir:	direction of the DMA mapping
  * @npages:	entries in @pages
- * @pages:	kernel and user-pointer BOs: the pages, kvmalloc()ed
+ * @pages:	kernel BOs but coherent ones, and user-pointer BOs: the
+ *		pages, kvmalloc()ed
  * @sgt:	streaming DMA mapping of @pages for @mdev, or NULL
  * @coherent:	coherent DMA memory for @mdev: kernel address
  * @coherent_dma: and bus address

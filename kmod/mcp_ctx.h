@@ -96,6 +96,12 @@ bool mcp_bo_writable(const struct mcp_bo *bo);
  */
 void *mcp_bo_vaddr(struct mcp_bo *bo);
 /*
+ * NUMA node of the memory at @offset, NUMA_NO_NODE when unknown (past the
+ * end, a coherent BO on several nodes, an import that is not RAM we know).
+ * Call after mcp_bo_vaddr() succeeded, for an import.
+ */
+int mcp_bo_node_at(struct mcp_bo *bo, u64 offset);
+/*
  * Bus address of @offset for the context's device and the bytes that are
  * contiguous from there; -ENODEV on the host context.
  */

@@ -6,7 +6,8 @@
  * Every device has an inode of its own on a private pseudo filesystem (as
  * DRM does), and every device fd uses that inode's address_space as its
  * f_mapping.  All BAR mappings of one device therefore hang off one
- * address_space, and unmap_mapping_range() on it revokes exactly them.
+ * address_space, and unmap_mapping_range() of the BAR regions on it
+ * revokes exactly them.
  *
  * PTEs are inserted at fault time, a whole VMA at once, page by page with
  * vmf_insert_pfn_prot() (as DRM drivers do), under mcp_dev.lock; the zap
@@ -23,8 +24,9 @@
  * mmap offsets: BAR n is region 2n (uncached) and 2n + 1 (write-
  * combining), at region << MCP_REGION_SHIFT.  Userspace learns them from
  * MCP_IOC_BAR_INFO.  Offsets from MCP_BO_MMAP_BASE up are buffer objects
- * of the fd's context (mcp_ctx.c), which revocation zaps too but which
- * fault back in: they are RAM, not the device's.
+ * of the fd's context (mcp_ctx.c), which revocation leaves alone: they
+ * are RAM, not the device's, and a coherent BO's mapping, made whole at
+ * mmap() by dma_mmap_coherent(), could not fault back in.
  *
  * Locks: mmap_lock, then mcp_dev.lock (mcp_pci.h).
  */
@@ -115,13 +117,14 @@ void mcp_devfile_fini(struct mcp_dev *mdev)
  * @mdev:	the device: @gone set, or a reset under way
  *
  * Later accesses fault; the fault handler sees @gone under the same lock
- * (held across a reset) and either SIGBUSes or maps again.
+ * (held across a reset) and either SIGBUSes or maps again.  Only the BAR
+ * regions, below MCP_BO_MMAP_BASE: the fd's BO mappings stay.
  */
 void mcp_dev_revoke_mappings(struct mcp_dev *mdev)
 {
 	lockdep_assert_held(&mdev->lock);
 
-	unmap_mapping_range(mdev->inode->i_mapping, 0, 0, true);
+	unmap_mapping_range(mdev->inode->i_mapping, 0, MCP_BO_MMAP_BASE, true);
 }
 
 /*

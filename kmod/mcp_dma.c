@@ -501,16 +501,6 @@ static void mcp_dma_job_commit(struct mcp_dma_ctx *dctx,
 	mcp_dma_job_enqueue(job);
 }
 
-/* NUMA node of the memory at @vaddr, NUMA_NO_NODE when not RAM we know. */
-static int mcp_dma_vaddr_node(const void *vaddr)
-{
-	if (is_vmalloc_addr(vaddr))
-		return page_to_nid(vmalloc_to_page(vaddr));
-	if (virt_addr_valid(vaddr))
-		return page_to_nid(virt_to_page(vaddr));
-	return NUMA_NO_NODE;
-}
-
 /* The cpu engine copies through kernel mappings of both BOs. */
 static int mcp_dma_job_map(struct mcp_dma_job *job)
 {
@@ -522,8 +512,7 @@ static int mcp_dma_job_map(struct mcp_dma_job *job)
 	job->src_vaddr = src + job->src_offset;
 	job->dst_vaddr = dst + job->dst_offset;
 	/* The node of the destination's first page; an empty job anywhere. */
-	job->node = job->dst_offset < mcp_bo_length(job->dst) ?
-		    mcp_dma_vaddr_node(job->dst_vaddr) : NUMA_NO_NODE;
+	job->node = mcp_bo_node_at(job->dst, job->dst_offset);
 	return 0;
 }
 

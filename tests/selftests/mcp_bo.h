@@ -6,10 +6,11 @@
 #ifndef MCP_BO_TEST_H
 #define MCP_BO_TEST_H
 
+/* First: it defines _GNU_SOURCE for every libc header after it. */
+#include "mcp_test.h"
+
 #include <stdint.h>
 #include <string.h>
-
-#include "mcp_test.h"
 
 static inline int bo_userptr(int fd, void *addr, __u64 len, __u32 flags,
 		      __u32 *handle)

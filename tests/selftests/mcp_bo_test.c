@@ -533,6 +533,155 @@ TEST_F(bo, create_coherent)
 	EXPECT_TRUE(counters_zero(_metadata));
 }
 
+/* A synchronous DMA_SUBMIT of len bytes from offset 0 to offset 0. */
+static void dma_arg(struct mcp_dma_submit *s, __u32 engine, __u32 src,
+		    __u32 dst, __u64 len)
+{
+	memset(s, 0, sizeof(*s));
+	s->size = sizeof(*s);
+	s->engine = engine;
+	s->src_handle = src;
+	s->dst_handle = dst;
+	s->length = len;
+	s->out_fence = -1;
+}
+
+/*
+ * A coherent BO is mapped the DMA API's way: dma_mmap_coherent() maps the
+ * whole VMA at mmap(), with the protection the platform needs, and the
+ * kernel never looks its memory up with virt_to_page().  The difference
+ * that matters (remapped or uncached coherent memory) does not exist on
+ * x86; what shows here is that reading a fresh mapping, at any offset,
+ * takes no page fault.  A mapping of pages faults them in instead.
+ */
+TEST_F(bo, coherent_mapped_whole_at_mmap)
+{
+	size_t len = 16 * self->pg;
+	unsigned char *a, *b, *tail;
+	struct rusage r0, r1;
+	int whole, at_off;
+	__u32 h;
+
+	if (!variant->device)
+		SKIP(return, "coherent BOs need a device context");
+	ASSERT_EQ(0, bo_create(self->ctx, len, MCP_BO_COHERENT, 0, &h));
+	a = bo_map(self->ctx, h, len, 0);
+	ASSERT_NE(NULL, a);
+	fill(a, len, 7);
+	/* check() has run, over memory already mapped: no fault of its own. */
+	ASSERT_TRUE(check(a, len, 7));
+	b = bo_map(self->ctx, h, len, 0);
+	tail = bo_map(self->ctx, h, len - 3 * self->pg, 3 * self->pg);
+	ASSERT_NE(NULL, b);
+	ASSERT_NE(NULL, tail);
+
+	ASSERT_EQ(0, getrusage(RUSAGE_THREAD, &r0));
+	whole = check(b, len, 7);
+	at_off = !memcmp(tail, a + 3 * self->pg, len - 3 * self->pg);
+	ASSERT_EQ(0, getrusage(RUSAGE_THREAD, &r1));
+	EXPECT_TRUE(whole);
+	EXPECT_TRUE(at_off);
+	EXPECT_EQ(r0.ru_minflt, r1.ru_minflt)
+		TH_LOG("%ld page faults reading fresh mappings of a coherent BO: not mapped at mmap()",
+		       r1.ru_minflt - r0.ru_minflt);
+	EXPECT_EQ(r0.ru_majflt, r1.ru_majflt);
+	munmap(tail, len - 3 * self->pg);
+	munmap(b, len);
+	munmap(a, len);
+	EXPECT_EQ(0, bo_destroy(self->ctx, h));
+	EXPECT_TRUE(counters_zero(_metadata));
+}
+
+/*
+ * Mappings of a coherent BO keep the rules of every BO mapping: the range
+ * must lie inside the BO, MAP_SHARED only, no growing with mremap(); a
+ * child shares it, its exported dma-buf maps the same bytes and, imported
+ * on the device, is what the device engine reads; the cpu engine's
+ * writes show in the mapping.
+ */
+TEST_F(bo, coherent_mapping_rules)
+{
+	size_t len = 4 * self->pg;
+	int rw = PROT_READ | PROT_WRITE, status, dmabuf, ret;
+	struct mcp_dma_submit s;
+	struct mcp_bo_info info;
+	unsigned char *a, *x, *p;
+	__u32 h, hi, plain;
+	pid_t pid;
+	void *m;
+
+	if (!variant->device)
+		SKIP(return, "coherent BOs need a device context");
+	ASSERT_EQ(0, bo_create(self->ctx, len, MCP_BO_COHERENT, 0, &h));
+	ASSERT_EQ(0, bo_info(self->ctx, h, &info));
+	/* Crossing the end, past the end, longer than the BO, private. */
+	EXPECT_EQ(-EINVAL, mcp_try_mmap(self->ctx, 2 * self->pg, rw, MAP_SHARED,
+					info.mmap_offset + 3 * self->pg));
+	EXPECT_EQ(-EINVAL, mcp_try_mmap(self->ctx, self->pg, rw, MAP_SHARED,
+					info.mmap_offset + len));
+	EXPECT_EQ(-EINVAL, mcp_try_mmap(self->ctx, len + self->pg, rw, MAP_SHARED,
+					info.mmap_offset));
+	EXPECT_EQ(-EINVAL, mcp_try_mmap(self->ctx, self->pg, rw, MAP_PRIVATE,
+					info.mmap_offset));
+	EXPECT_EQ(0, mcp_counter("bo_mappings"));
+
+	a = bo_map(self->ctx, h, len, 0);
+	ASSERT_NE(NULL, a);
+	fill(a, len, 9);
+	m = mremap(a, len, len + self->pg, MREMAP_MAYMOVE);
+	EXPECT_EQ(MAP_FAILED, m);
+	EXPECT_EQ(EFAULT, errno);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (!check(a, len, 9))
+			_exit(1);
+		fill(a, len, 10);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_TRUE(check(a, len, 10));
+
+	/* The exported dma-buf, from its second page: the same bytes. */
+	dmabuf = bo_export(self->ctx, h);
+	ASSERT_LE(0, dmabuf);
+	x = mmap(NULL, len - self->pg, PROT_READ, MAP_SHARED, dmabuf, self->pg);
+	ASSERT_NE(MAP_FAILED, x);
+	EXPECT_EQ(0, memcmp(x, a + self->pg, len - self->pg));
+	munmap(x, len - self->pg);
+
+	/*
+	 * Imported on the device (map_dma_buf: dma_get_sgtable() and a DMA
+	 * mapping), read by the device engine; written by the cpu engine.
+	 */
+	ASSERT_EQ(0, bo_create(self->ctx, len, 0, 0, &plain));
+	p = bo_map(self->ctx, plain, len, 0);
+	ASSERT_NE(NULL, p);
+	ret = bo_import(self->ctx, dmabuf, &hi, NULL);
+	if (self->narrow) {
+		EXPECT_EQ(-EIO, ret);
+	} else {
+		ASSERT_EQ(0, ret);
+		dma_arg(&s, MCP_ENGINE_DEVICE, hi, plain, self->pg);
+		EXPECT_EQ(0, mcp_ioctl(self->ctx, MCP_IOC_DMA_SUBMIT, &s));
+		EXPECT_EQ(0, memcmp(p, a, self->pg));
+		EXPECT_EQ(0, bo_destroy(self->ctx, hi));
+	}
+	fill(p, len, 11);
+	dma_arg(&s, MCP_ENGINE_CPU, plain, h, len);
+	EXPECT_EQ(0, mcp_ioctl(self->ctx, MCP_IOC_DMA_SUBMIT, &s));
+	EXPECT_TRUE(check(a, len, 11));
+	munmap(p, len);
+	EXPECT_EQ(0, bo_destroy(self->ctx, plain));
+	close(dmabuf);
+
+	munmap(a, len);
+	EXPECT_EQ(0, bo_destroy(self->ctx, h));
+	EXPECT_TRUE(counters_zero(_metadata));
+}
+
 TEST_F(bo, info_destroy_bad_input)
 {
 	struct mcp_bo_destroy d = { .size = sizeof(d) };
@@ -1605,7 +1754,7 @@ TEST_F_TIMEOUT(bo, unbind_with_live_bos, 120)
 	ASSERT_EQ(0, mcp_pci_unbind(self->addr));
 	ASSERT_FALSE(mcp_pci_bound(self->addr));
 
-	/* The mappings were zapped with the BARs' and fault back in. */
+	/* Revoking the BARs left the BO mappings alone: they are RAM. */
 	EXPECT_TRUE(check(a, len, 18));
 	EXPECT_TRUE(check(c, len, 19));
 	fill(a, len, 20);
