@@ -19,6 +19,11 @@ struct mcp_graph_def {
 	mcp::GraphDef def;
 };
 
+const mcp::GraphDef &mcp::detail::graph_def_of(const struct mcp_graph_def *graph)
+{
+	return graph->def;
+}
+
 static_assert(MCP_GRAPH_DTYPE_F32 == MCP_DTYPE_F32 && MCP_GRAPH_DTYPE_I32 == MCP_DTYPE_I32);
 static_assert(MCP_GRAPH_LAYOUT_TILED16 == MCP_LAYOUT_TILED16);
 static_assert(MCP_GRAPH_OP_NOP == MCP_OP_NOP && MCP_GRAPH_OP_DEQUANT_I8 == MCP_OP_DEQUANT_I8 &&

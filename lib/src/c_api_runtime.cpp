@@ -56,19 +56,11 @@ int rt_guard(Fn &&fn, struct mcp_graph_invalid *invalid = nullptr) noexcept
 	}
 }
 
-// The C++ definition of @graph, through its binary form.
-mcp::GraphDef graph_def(const struct mcp_graph_def *graph)
+// The C++ definition of @graph as it is, with its data section (an
+// imported model's weights), which the binary form leaves out.
+const mcp::GraphDef &graph_def(const struct mcp_graph_def *graph)
 {
-	std::size_t len = 0;
-	int ret = mcp_graph_serialize(graph, nullptr, 0, &len);
-
-	if (ret != 0 && ret != -ENOSPC)
-		throw mcp::Error(-ret, std::string("the graph cannot be encoded: ") + mcp_strerror_last());
-	std::vector<std::byte> bytes(len);
-	ret = mcp_graph_serialize(graph, bytes.data(), bytes.size(), &len);
-	if (ret != 0)
-		throw mcp::Error(-ret, std::string("the graph cannot be encoded: ") + mcp_strerror_last());
-	return mcp::GraphDef::parse(bytes);
+	return mcp::detail::graph_def_of(graph);
 }
 
 mcp::ExecStatus status_of(struct mcp_runtime *rt, std::uint64_t exec_id)
@@ -304,7 +296,7 @@ int mcp_runtime_run_inline(const struct mcp_graph_def *graph, void *const *buffe
 	if (!graph || (n_buffers && !buffers))
 		return rt_fail(EINVAL, "mcp_runtime_run_inline: graph or buffers is NULL");
 	return rt_guard([&] {
-		mcp::GraphDef def = graph_def(graph);
+		const mcp::GraphDef &def = graph_def(graph);
 		std::vector<std::span<std::byte>> spans;
 		for (uint32_t i = 0; i < n_buffers && i < def.buffers.size(); i++)
 			spans.emplace_back(static_cast<std::byte *>(buffers[i]), def.buffers[i].length);

@@ -107,6 +107,10 @@ std::vector<std::byte> fixed_image(std::span<const std::byte> bytes, const Graph
 // NULL or older than this library's); c_api_graph.cpp and c_api_runtime.cpp.
 void put_graph_invalid(struct mcp_graph_invalid *err, const GraphError &e) noexcept;
 
+// The C++ definition behind a C API handle (<mcp/graph.h>), data section
+// and notes included: the runtime's C API loads it as it is.
+const GraphDef &graph_def_of(const struct ::mcp_graph_def *graph);
+
 } // namespace mcp::detail
 
 #endif // MCP_SRC_GRAPH_INTERNAL_HPP

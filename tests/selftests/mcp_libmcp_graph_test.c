@@ -6,8 +6,9 @@
  * written here (max abs error <= 1e-3 after the layer norm; the tiled
  * hand-off copy bit for bit), a diamond, re-execution with other input
  * and output bindings, a chain of worker nodes in each worker mode, run_inline, mcpctl graph build/show/run --json with
- * every documented key, a bad graph file refused with its reason, and the
- * kernel and libmcp agreeing on mutated compact graphs.
+ * every documented key, a bad graph file refused with its reason, the
+ * kernel and libmcp agreeing on mutated compact graphs, and imported ONNX
+ * models (/opt/mcp/onnx) through the kernel equal to run_inline.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -632,6 +633,86 @@ TEST(run_inline_matches_the_c_reference)
 	for (i = 0; i < 3; i++)
 		free(bufs[i]);
 	mcp_graph_free(def);
+}
+
+/*
+ * An imported ONNX model (tests/onnx/gen_models.py, packed into the image
+ * by build-initramfs.sh) through the kernel and the workers gives what
+ * run_inline gives (which the host's unit tests compare with ONNX
+ * Runtime): the same operators on the same inputs, so within 1e-5
+ * relative.  Needs MCP_FEAT_WORKER_OPS: the importer's operators are ones
+ * only libmcp checks.
+ */
+static void import_runs_like_inline(struct __test_metadata *_metadata, struct mcp_runtime *rt,
+				    const char *model)
+{
+	struct mcp_graph_def *def = NULL;
+	struct mcp_loaded_graph *lg = NULL;
+	struct mcp_exec_status st;
+	void *bufs[64] = { NULL };
+	char path[256];
+	uint32_t i, n, outputs = 0;
+
+	snprintf(path, sizeof(path), "/opt/mcp/onnx/%s", model);
+	ASSERT_EQ(0, mcp_graph_import_onnx(path, NULL, &def)) TH_LOG("%s", mcp_strerror_last());
+	n = mcp_graph_buffer_count(def);
+	ASSERT_LE(n, 64);
+	ASSERT_EQ(0, mcp_runtime_load(rt, def, &lg, NULL)) TH_LOG("%s", mcp_strerror_last());
+	for (i = 0; i < n; i++) {
+		struct mcp_graph_buffer_info b = { .size = sizeof(b) };
+		uint64_t len, k;
+		void *kbuf;
+
+		ASSERT_EQ(0, mcp_graph_get_buffer(def, i, &b));
+		bufs[i] = calloc(1, b.length);
+		ASSERT_NE(NULL, bufs[i]);
+		if (!(b.flags & MCP_GRAPH_BUFFER_INPUT))
+			continue;
+		ASSERT_EQ(0, mcp_loaded_graph_buffer(lg, i, &kbuf, &len));
+		ASSERT_LE(b.length, len);
+		for (k = 0; k < b.length / sizeof(float); k++)
+			((float *)bufs[i])[k] = (float)((k * 37 + i) % 101) / 50.0f - 1.0f;
+		memcpy(kbuf, bufs[i], b.length);
+	}
+	ASSERT_EQ(0, mcp_runtime_run_inline(def, bufs, n)) TH_LOG("%s", mcp_strerror_last());
+	ASSERT_EQ(0, exec_wait(_metadata, rt, lg, NULL, 0, &st, NULL, 0));
+	EXPECT_EQ(MCP_EXEC_DONE, st.state);
+	for (i = 0; i < n; i++) {
+		struct mcp_graph_buffer_info b = { .size = sizeof(b) };
+		const float *want = bufs[i];
+		uint64_t len, k, nonzero = 0;
+		double worst = 0;
+		float *got;
+
+		ASSERT_EQ(0, mcp_graph_get_buffer(def, i, &b));
+		if (!(b.flags & MCP_GRAPH_BUFFER_OUTPUT))
+			continue;
+		outputs++;
+		ASSERT_EQ(0, mcp_loaded_graph_buffer(lg, i, (void **)&got, &len));
+		for (k = 0; k < b.length / sizeof(float); k++) {
+			double e = fabs((double)got[k] - want[k]) / fmax(1.0, fabs(want[k]));
+
+			if (e > worst)
+				worst = e;
+			nonzero += want[k] != 0;
+		}
+		TH_LOG("%s: output %s, %llu floats, worst relative error %.3g", model, b.name,
+		       (unsigned long long)(b.length / sizeof(float)), worst);
+		EXPECT_LE(worst, 1e-5);
+		EXPECT_LT(0, nonzero);	/* not two untouched buffers */
+	}
+	EXPECT_LT(0, outputs);
+	for (i = 0; i < n; i++)
+		free(bufs[i]);
+	mcp_loaded_graph_free(lg);
+	mcp_graph_free(def);
+}
+
+TEST_F(graph, imported_onnx_models_run_through_the_kernel_like_inline)
+{
+	import_runs_like_inline(_metadata, self->rt, "mlp.onnx");
+	import_runs_like_inline(_metadata, self->rt, "bert14.onnx");
+	import_runs_like_inline(_metadata, self->rt, "bert17.onnx");
 }
 
 /* in -> COPY on the device's DMA engine -> staged -> RELU (worker) -> out */
