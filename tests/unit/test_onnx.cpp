@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <mcp/graph.h>
+#include <mcp/runtime.h>
 #include <mcp/onnx.hpp>
 #include <mcp/runtime.hpp>
 
@@ -231,6 +232,18 @@ Test(onnx, c_api_imports_and_saves)
 		     mcp_strerror_last());
 	cr_expect_gt(mcp_graph_data_len(g), 0u);
 	cr_expect_eq(mcp_graph_validate(g, nullptr, nullptr), 0);
+	// The runtime's C API takes the definition with its data section.
+	std::vector<std::vector<std::byte>> storage(mcp_graph_buffer_count(g));
+	std::vector<void *> bufs;
+	for (std::uint32_t i = 0; i < storage.size(); i++) {
+		struct mcp_graph_buffer_info b = {};
+		b.size = sizeof(b);
+		cr_assert_eq(mcp_graph_get_buffer(g, i, &b), 0);
+		storage[i].resize(b.length);
+		bufs.push_back(storage[i].data());
+	}
+	cr_expect_eq(mcp_runtime_run_inline(g, bufs.data(), static_cast<std::uint32_t>(bufs.size())),
+		     0, "%s", mcp_strerror_last());
 	const std::string path = "/tmp/mcp-onnx-c-" + std::to_string(getpid()) + ".mgph";
 	cr_expect_eq(mcp_graph_save(g, path.c_str()), 0);
 	struct mcp_graph_def *back = nullptr;
