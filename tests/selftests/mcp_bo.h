@@ -50,4 +50,17 @@ static inline int bo_export(int fd, __u32 handle)
 	return ret ? ret : e.fd;
 }
 
+/* A synchronous DMA_SUBMIT of len bytes from offset 0 to offset 0. */
+static inline void dma_arg(struct mcp_dma_submit *s, __u32 engine, __u32 src,
+			   __u32 dst, __u64 len)
+{
+	memset(s, 0, sizeof(*s));
+	s->size = sizeof(*s);
+	s->engine = engine;
+	s->src_handle = src;
+	s->dst_handle = dst;
+	s->length = len;
+	s->out_fence = -1;
+}
+
 #endif /* MCP_BO_TEST_H */

@@ -533,19 +533,6 @@ TEST_F(bo, create_coherent)
 	EXPECT_TRUE(counters_zero(_metadata));
 }
 
-/* A synchronous DMA_SUBMIT of len bytes from offset 0 to offset 0. */
-static void dma_arg(struct mcp_dma_submit *s, __u32 engine, __u32 src,
-		    __u32 dst, __u64 len)
-{
-	memset(s, 0, sizeof(*s));
-	s->size = sizeof(*s);
-	s->engine = engine;
-	s->src_handle = src;
-	s->dst_handle = dst;
-	s->length = len;
-	s->out_fence = -1;
-}
-
 /*
  * A coherent BO is mapped the DMA API's way: dma_mmap_coherent() maps the
  * whole VMA at mmap(), with the protection the platform needs, and the

@@ -92,17 +92,6 @@ static long check(const void *p, size_t len, unsigned int seed)
 	return -1;
 }
 
-static void dma_arg(struct mcp_dma_submit *s, __u32 engine, __u32 src,
-		    __u32 dst, __u64 len)
-{
-	memset(s, 0, sizeof(*s));
-	s->size = sizeof(*s);
-	s->engine = engine;
-	s->src_handle = src;
-	s->dst_handle = dst;
-	s->length = len;
-	s->out_fence = -1;
-}
 
 /* A synchronous copy of len bytes from offset 0 to offset 0. */
 static int dma_copy(int fd, __u32 engine, __u32 src, __u32 dst, __u64 len)
