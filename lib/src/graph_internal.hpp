@@ -4,6 +4,7 @@
 #ifndef MCP_SRC_GRAPH_INTERNAL_HPP
 #define MCP_SRC_GRAPH_INTERNAL_HPP
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -106,6 +107,22 @@ std::vector<std::byte> fixed_image(std::span<const std::byte> bytes, const Graph
 // A refusal into the C API's struct mcp_graph_invalid (ignored when @err is
 // NULL or older than this library's); c_api_graph.cpp and c_api_runtime.cpp.
 void put_graph_invalid(struct mcp_graph_invalid *err, const GraphError &e) noexcept;
+
+// The numpy broadcast of shapes @a and @b; none when they do not broadcast.
+// For the validator's dims and the ONNX importer's (int64) shapes alike.
+template <typename T>
+std::optional<std::vector<T>> numpy_broadcast(std::span<const T> a, std::span<const T> b)
+{
+	std::vector<T> out(std::max(a.size(), b.size()));
+	for (std::size_t k = 0; k < out.size(); k++) {
+		const T da = k < a.size() ? a[a.size() - 1 - k] : 1;
+		const T db = k < b.size() ? b[b.size() - 1 - k] : 1;
+		if (da != db && da != 1 && db != 1)
+			return std::nullopt;
+		out[out.size() - 1 - k] = da == 1 ? db : da;
+	}
+	return out;
+}
 
 // The C++ definition behind a C API handle (<mcp/graph.h>), data section
 // and notes included: the runtime's C API loads it as it is.

@@ -171,20 +171,27 @@ int through_scratch(std::span<const OpTensor> in, const OpTensor &out, Compute c
 	return 0;
 }
 
-int op_matmul(std::span<const OpTensor> in, const OpTensor &out, std::span<const std::byte> param)
+// MATMUL's and BMATMUL's struct mcp_graph_matmul, or its defaults when
+// @param is empty; false when it is malformed.
+bool matmul_param(std::span<const std::byte> param, std::uint32_t &flags, float &alpha)
 {
-	std::uint32_t flags = 0;
-	float alpha = 1.0f;
-
+	flags = 0;
+	alpha = 1.0f;
 	if (param.size() == sizeof(struct mcp_graph_matmul)) {
 		flags = static_cast<std::uint32_t>(s32_of(param.data()));
 		alpha = f32_of(param.data() + 4);
 	} else if (!param.empty()) {
-		return -EINVAL;
+		return false;
 	}
-	if ((flags & ~MCP_MATMUL_FLAGS) || !std::isfinite(alpha))
-		return -EINVAL;
-	if (in.size() < 2 || in.size() > 3)
+	return !(flags & ~MCP_MATMUL_FLAGS) && std::isfinite(alpha);
+}
+
+int op_matmul(std::span<const OpTensor> in, const OpTensor &out, std::span<const std::byte> param)
+{
+	std::uint32_t flags;
+	float alpha;
+
+	if (!matmul_param(param, flags, alpha) || in.size() < 2 || in.size() > 3)
 		return -EINVAL;
 	const OpTensor &a = in[0], &b = in[1];
 	if (!is_dense_f32(a) || !is_dense_f32(b) || !is_dense_f32(out) || a.rank != 2 ||
@@ -560,16 +567,10 @@ int op_transpose(std::span<const OpTensor> in, const OpTensor &out, std::span<co
 // BMATMUL: MATMUL over the batch dims (all but the last two), broadcast.
 int op_bmatmul(std::span<const OpTensor> in, const OpTensor &out, std::span<const std::byte> param)
 {
-	std::uint32_t flags = 0;
-	float alpha = 1.0f;
+	std::uint32_t flags;
+	float alpha;
 
-	if (param.size() == sizeof(struct mcp_graph_matmul)) {
-		flags = static_cast<std::uint32_t>(s32_of(param.data()));
-		alpha = f32_of(param.data() + 4);
-	} else if (!param.empty()) {
-		return -EINVAL;
-	}
-	if ((flags & ~MCP_MATMUL_FLAGS) || !std::isfinite(alpha) || in.size() < 2 || in.size() > 3)
+	if (!matmul_param(param, flags, alpha) || in.size() < 2 || in.size() > 3)
 		return -EINVAL;
 	const OpTensor &a = in[0], &b = in[1];
 	if (!is_dense_f32(a) || !is_dense_f32(b) || !is_dense_f32(out) || a.rank < 2 ||

@@ -83,19 +83,10 @@ bool known_op(std::uint16_t op)
 	       (op >= MCP_OP_WNOP && op <= MCP_OP_GELU_ERF);
 }
 
-// The numpy broadcast of @a and @b; none when they do not broadcast.
 std::optional<std::vector<std::uint32_t>> broadcast_dims(std::span<const std::uint32_t> a,
 							 std::span<const std::uint32_t> b)
 {
-	std::vector<std::uint32_t> out(std::max(a.size(), b.size()));
-	for (std::size_t k = 0; k < out.size(); k++) {
-		const std::uint32_t da = k < a.size() ? a[a.size() - 1 - k] : 1;
-		const std::uint32_t db = k < b.size() ? b[b.size() - 1 - k] : 1;
-		if (da != db && da != 1 && db != 1)
-			return std::nullopt;
-		out[out.size() - 1 - k] = da == 1 ? db : da;
-	}
-	return out;
+	return detail::numpy_broadcast(a, b);
 }
 
 // Unpadded bytes; none on overflow (fields already checked).

@@ -24,6 +24,8 @@
 
 #include <mcp/onnx.hpp>
 
+#include "graph_internal.hpp"
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wshadow"
 #pragma GCC diagnostic ignored "-Wconversion"
@@ -410,18 +412,9 @@ void Importer::load_values()
 		outputs_.insert(o.name());
 }
 
-// numpy broadcast of two shapes; none when they do not.
 std::optional<Dims> broadcast(const Dims &a, const Dims &b)
 {
-	Dims out(std::max(a.size(), b.size()));
-	for (std::size_t k = 0; k < out.size(); k++) {
-		const std::int64_t da = k < a.size() ? a[a.size() - 1 - k] : 1;
-		const std::int64_t db = k < b.size() ? b[b.size() - 1 - k] : 1;
-		if (da != db && da != 1 && db != 1)
-			return std::nullopt;
-		out[out.size() - 1 - k] = da == 1 ? db : da;
-	}
-	return out;
+	return detail::numpy_broadcast(std::span<const std::int64_t>(a), std::span<const std::int64_t>(b));
 }
 
 // Element @i of @out's broadcast from @in (row-major).
