@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include <cblas.h>
@@ -67,6 +68,7 @@ namespace {
 struct Blas {
 	decltype(&cblas_sgemm) sgemm = nullptr;
 	decltype(&openblas_set_num_threads) set_num_threads = nullptr;
+	std::string error; // dlerror() when it could not be loaded
 };
 
 Blas load_blas() noexcept
@@ -74,9 +76,14 @@ Blas load_blas() noexcept
 	Blas b;
 	void *lib = ::dlopen(blas_library, RTLD_NOW | RTLD_LOCAL);
 
-	if (!lib)
+	if (!lib) {
+		const char *why = ::dlerror();
+		b.error = why ? why : blas_library;
 		return b;
+	}
 	b.sgemm = reinterpret_cast<decltype(b.sgemm)>(::dlsym(lib, "cblas_sgemm"));
+	if (!b.sgemm)
+		b.error = std::string(blas_library) + " has no cblas_sgemm";
 	b.set_num_threads = reinterpret_cast<decltype(b.set_num_threads)>(
 		::dlsym(lib, "openblas_set_num_threads"));
 	// The workers are the parallelism: one thread per GEMM.
@@ -97,6 +104,16 @@ const Blas &blas() noexcept
 bool blas_available() noexcept
 {
 	return blas().sgemm != nullptr;
+}
+
+const std::string &blas_load_error() noexcept
+{
+	return blas().error;
+}
+
+bool op_needs_blas(std::uint16_t op) noexcept
+{
+	return op == MCP_OP_MATMUL || op == MCP_OP_BMATMUL;
 }
 
 namespace {

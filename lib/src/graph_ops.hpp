@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 
 namespace mcp::detail {
 
@@ -36,8 +37,10 @@ std::uint64_t tensor_bytes(const OpTensor &t) noexcept;
 // crash on what it is given) and returns 0, -EINVAL (shapes, dtypes or
 // parameters wrong for the op) or -EOPNOTSUPP (an unknown op).  @kernel_ops
 // allows the data-movement operators too (run_inline); workers refuse
-// them with -EOPNOTSUPP, and MATMUL without OpenBLAS is -EOPNOTSUPP too.  Outputs may be inputs (in-place); operators that
-// cannot work in place compute into scratch memory first.
+// them with -EOPNOTSUPP, and MATMUL without OpenBLAS is -EOPNOTSUPP too
+// (Runtime::load() refuses such a graph first, naming the library).
+// Outputs may be inputs (in-place); operators that cannot work in place
+// compute into scratch memory first.
 int run_op(std::uint16_t op, std::span<const OpTensor> in, std::span<const OpTensor> out,
 	   std::span<const std::byte> param, bool kernel_ops) noexcept;
 
@@ -47,6 +50,10 @@ inline constexpr const char *blas_library = "libopenblas.so.0";
 // parallelism); false when it is not installed: MATMUL then fails with
 // -EOPNOTSUPP.
 bool blas_available() noexcept;
+// Why blas_available() is false (dlerror()'s text); empty when it is true.
+const std::string &blas_load_error() noexcept;
+// True for the operators that compute through OpenBLAS.
+bool op_needs_blas(std::uint16_t op) noexcept;
 
 } // namespace mcp::detail
 

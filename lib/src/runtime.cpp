@@ -55,6 +55,17 @@ std::string node_label(const GraphDef &def, std::uint32_t index)
 	return s + ")";
 }
 
+void require_blas(const GraphDef &def, const std::string &blas_error)
+{
+	if (blas_error.empty())
+		return;
+	for (std::uint32_t i = 0; i < def.nodes.size(); i++)
+		if (op_needs_blas(static_cast<std::uint16_t>(def.nodes[i].op)))
+			throw Error(ELIBACC, node_label(def, i) + " needs OpenBLAS, which could not be "
+								 "loaded (" + blas_error +
+						     "): install Debian's libopenblas0");
+}
+
 } // namespace detail
 
 namespace {
@@ -438,6 +449,7 @@ LoadedGraph Runtime::load(const GraphDef &def, const LoadOptions &options)
 	// only the knobs' caps apply here.
 	if (std::optional<GraphError> e = def.validate(GraphLimits{65536, 65536, 16U << 20}))
 		throw GraphInvalid(std::move(*e));
+	detail::require_blas(def, detail::blas_load_error());
 	const std::vector<int> nodes = buffer_nodes(def, options, state.ctx);
 	// A kernel without MCP_FEAT_GRAPH_COMPACT reads only the fixed encoding.
 	// GET_VERSION answers on /dev/mcp only (ENOTTY on a device fd): a

@@ -35,6 +35,7 @@ void Runtime::run_inline(const GraphDef &def, std::span<const std::span<std::byt
 {
 	if (std::optional<GraphError> e = def.validate())
 		throw GraphInvalid(*e);
+	detail::require_blas(def, detail::blas_load_error());
 	if (buffers.size() != def.buffers.size())
 		throw Error(EINVAL, "run_inline: " + std::to_string(buffers.size()) +
 					    " buffers given for a graph of " +

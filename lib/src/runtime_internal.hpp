@@ -230,6 +230,10 @@ std::string runtime_error_message(int errnum, std::string_view context, std::str
 // "node 3 (matmul 'q_proj')" / "node 3 (matmul)".
 std::string node_label(const GraphDef &def, std::uint32_t index);
 
+// Throws (ELIBACC) when @def has an operator that needs OpenBLAS and
+// @blas_error says why it could not be loaded (empty: it was loaded).
+void require_blas(const GraphDef &def, const std::string &blas_error);
+
 } // namespace mcp::detail
 
 // Test hook, in no installed header and not a stable interface: the

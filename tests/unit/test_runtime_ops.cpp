@@ -4,7 +4,8 @@
 // MATMUL_I8, ADD, RELU, GELU, SOFTMAX, LAYERNORM), in-place operation,
 // shape and parameter refusals, the kernel's data-movement operators in
 // C++ (quantize ties to even, NaN, tile16), a worker's job resolution
-// (unknown handles, tensors past their buffer), and run_inline.
+// (unknown handles, tensors past their buffer), run_inline, and the
+// refusal of a MATMUL graph when OpenBLAS cannot be loaded.
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -303,4 +304,32 @@ Test(runtime_ops, run_inline_runs_a_diamond_and_refuses_invalid_graphs)
 	spans.emplace_back(mem[2]);
 	def.nodes[0].outputs = {a};	// relu writes its input without in-place
 	cr_expect_throw(mcp::Runtime::run_inline(def, spans), mcp::GraphInvalid);
+}
+
+Test(runtime_ops, missing_openblas_names_the_library_and_the_node)
+{
+	mcp::GraphBuilder g("mm");
+	std::uint32_t in = g.buffer("in", mcp::graph_buffer_input);
+	std::uint32_t outb = g.buffer("out", mcp::graph_buffer_output);
+	std::uint32_t a = g.tensor("a", in, mcp::DType::f32, {4, 4});
+	std::uint32_t r = g.tensor("r", outb, mcp::DType::f32, {4, 4});
+	std::uint32_t c = g.tensor("c", outb, mcp::DType::f32, {4, 4});
+	g.node(mcp::Op::relu, mcp::EngineClass::worker, {a}, {r});
+	g.node(mcp::Op::matmul, mcp::EngineClass::worker, {r, r}, {c}, {}, "q_proj0");
+	mcp::GraphDef def = g.build();
+	const std::string why = "libopenblas.so.0: cannot open shared object file";
+
+	mcp::detail::require_blas(def, "");
+	try {
+		mcp::detail::require_blas(def, why);
+		cr_assert_fail("a MATMUL graph passed without OpenBLAS");
+	} catch (const mcp::Error &e) {
+		std::string msg = e.what();
+		cr_expect_eq(e.errnum(), ELIBACC);
+		cr_expect(msg.find("node 1 (matmul 'q_proj0')") != std::string::npos, "%s", e.what());
+		cr_expect(msg.find(why) != std::string::npos, "%s", e.what());
+		cr_expect(msg.find("libopenblas0") != std::string::npos, "%s", e.what());
+	}
+	def.nodes.pop_back();
+	mcp::detail::require_blas(def, why); // no BLAS operator left
 }
