@@ -302,7 +302,9 @@ Accelerator Device::open_accelerator(unsigned index) const
 		throw Error(err, detail::device_error_message(err, info.address.to_string(),
 							      "MCP_IOC_DEV_OPEN"));
 	}
-	return Accelerator(arg.fd, std::move(info));
+	auto vectors = std::make_shared<detail::IrqVectors>();
+	vectors->connected.resize(info.irq_count);
+	return Accelerator(arg.fd, std::move(info), std::move(vectors));
 }
 
 Accelerator Device::open_accelerator(const PciAddress &address) const
@@ -310,12 +312,15 @@ Accelerator Device::open_accelerator(const PciAddress &address) const
 	return open_accelerator(find_accelerator(address));
 }
 
-Accelerator::Accelerator(int fd, AcceleratorInfo info) noexcept : fd_(fd), info_(std::move(info))
+Accelerator::Accelerator(int fd, AcceleratorInfo info,
+			 std::shared_ptr<detail::IrqVectors> vectors) noexcept
+	: fd_(fd), info_(std::move(info)), vectors_(std::move(vectors))
 {
 }
 
 Accelerator::Accelerator(Accelerator &&other) noexcept
-	: fd_(std::exchange(other.fd_, -1)), info_(std::move(other.info_))
+	: fd_(std::exchange(other.fd_, -1)), info_(std::move(other.info_)),
+	  vectors_(std::move(other.vectors_))
 {
 }
 
@@ -325,6 +330,7 @@ Accelerator &Accelerator::operator=(Accelerator &&other) noexcept
 		reset();
 		fd_ = std::exchange(other.fd_, -1);
 		info_ = std::move(other.info_);
+		vectors_ = std::move(other.vectors_);
 	}
 	return *this;
 }
@@ -339,6 +345,7 @@ void Accelerator::reset() noexcept
 	if (fd_ >= 0)
 		::close(fd_);
 	fd_ = -1;
+	vectors_.reset();
 }
 
 BarRegion Accelerator::bar_region(unsigned bar) const

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 
 struct nlmsghdr;
@@ -166,6 +167,13 @@ AcceleratorInfo decode_accelerator_info(const struct mcp_dev_info &raw);
 // BAR 0") on device @device (a PCI address or "device 3").  ENODEV says
 // the device was removed.
 std::string device_error_message(int errnum, std::string_view device, std::string_view what);
+
+// The interrupt vectors that one Accelerator's IrqEvents hold (indexed by
+// vector, sized irq_count), shared by the Accelerator and its IrqEvents.
+struct IrqVectors {
+	std::mutex lock;
+	std::vector<bool> connected;
+};
 
 // Why a write-combining mapping of BAR @bar of @device is refused, from
 // the kernel's enum mcp_wc_status.

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -17,15 +18,17 @@
 
 namespace mcp {
 
-IrqEvent::IrqEvent(int device_fd, int event_fd, unsigned vector, std::string device) noexcept
-	: device_fd_(device_fd), event_fd_(event_fd), vector_(vector), device_(std::move(device))
+IrqEvent::IrqEvent(int device_fd, int event_fd, unsigned vector, std::string device,
+		   std::shared_ptr<detail::IrqVectors> vectors) noexcept
+	: device_fd_(device_fd), event_fd_(event_fd), vector_(vector), device_(std::move(device)),
+	  vectors_(std::move(vectors))
 {
 }
 
 IrqEvent::IrqEvent(IrqEvent &&other) noexcept
 	: device_fd_(std::exchange(other.device_fd_, -1)),
 	  event_fd_(std::exchange(other.event_fd_, -1)), vector_(other.vector_),
-	  device_(std::move(other.device_))
+	  device_(std::move(other.device_)), vectors_(std::move(other.vectors_))
 {
 }
 
@@ -37,6 +40,7 @@ IrqEvent &IrqEvent::operator=(IrqEvent &&other) noexcept
 		event_fd_ = std::exchange(other.event_fd_, -1);
 		vector_ = other.vector_;
 		device_ = std::move(other.device_);
+		vectors_ = std::move(other.vectors_);
 	}
 	return *this;
 }
@@ -61,8 +65,15 @@ void IrqEvent::reset() noexcept
 	}
 	if (event_fd_ >= 0)
 		::close(event_fd_);
+	// Only once disconnected may another IrqEvent take the vector.
+	if (vectors_) {
+		std::lock_guard<std::mutex> g(vectors_->lock);
+
+		vectors_->connected[vector_] = false;
+	}
 	device_fd_ = -1;
 	event_fd_ = -1;
+	vectors_.reset();
 }
 
 std::optional<std::uint64_t> IrqEvent::wait(std::chrono::milliseconds timeout) const
@@ -139,8 +150,24 @@ IrqEvent Accelerator::irq_event(unsigned vector) const
 		::close(efd);
 		throw Error(err, std::string("cannot duplicate the device fd: ") + std::strerror(err));
 	}
-	// From here the IrqEvent owns both fds (and disconnects on a throw).
-	IrqEvent ev(dfd, efd, vector, name);
+	// The kernel sees both IrqEvents as one owner (the dup shares this
+	// fd's open file), so the second would replace the first's eventfd
+	// and the first's destruction disconnect the second's.
+	{
+		std::lock_guard<std::mutex> g(vectors_->lock);
+
+		if (vectors_->connected[vector]) {
+			::close(dfd);
+			::close(efd);
+			throw Error(EBUSY, "interrupt vector " + std::to_string(vector) + " of " + name +
+						   " is already connected to another IrqEvent of this "
+						   "Accelerator: wait on that one, or destroy it first");
+		}
+		vectors_->connected[vector] = true;
+	}
+	// From here the IrqEvent owns both fds and the vector (and
+	// disconnects on a throw).
+	IrqEvent ev(dfd, efd, vector, name, vectors_);
 	arg.size = sizeof(arg);
 	arg.vector = vector;
 	arg.eventfd = efd;

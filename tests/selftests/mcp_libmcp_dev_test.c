@@ -3,7 +3,8 @@
  * libmcp's accelerator API (the C API, which wraps the C++ one) against
  * edu inside the test VM: listing and finding, BAR mappings and their
  * bounds, the write-combining refusal sentence, interrupts through
- * mcp_irq_wait(), and the sentences after the device was unbound.
+ * mcp_irq_wait(), one handle per vector, and the sentences after the
+ * device was unbound.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -140,6 +141,48 @@ TEST_F(libmcp_dev, factorial_interrupt_through_mcp_irq_wait)
 	mcp_bar_write32(bar, EDU_REG_STATUS, 0);
 	EXPECT_EQ(-EINVAL, mcp_irq_open(self->accel, 1, &irq));
 	mcp_irq_close(irq);
+	mcp_bar_unmap(bar);
+}
+
+/* Fires edu's factorial interrupt and waits for it on @irq. */
+static int edu_fact_irq(struct mcp_bar *bar, struct mcp_irq *irq)
+{
+	uint64_t count = 0;
+	int ret;
+
+	mcp_bar_write32(bar, EDU_REG_STATUS, EDU_STATUS_IRQ_FACT);
+	mcp_bar_write32(bar, EDU_REG_FACTORIAL, 5);
+	ret = mcp_irq_wait(irq, 20000, &count);
+	mcp_bar_write32(bar, EDU_REG_STATUS, 0);
+	return ret;
+}
+
+/*
+ * Two handles of one accel share the device fd's open file, which the
+ * kernel takes as the owner: a second on the same vector would replace
+ * the first's eventfd, and closing the first would disconnect it.
+ */
+TEST_F(libmcp_dev, second_irq_on_a_vector_busy_first_keeps_working)
+{
+	struct mcp_irq *a = NULL, *b = NULL;
+	struct mcp_bar *bar = NULL;
+	int ret;
+
+	ASSERT_EQ(0, mcp_bar_map(self->accel, 0, 0, 0, 0, &bar));
+	ASSERT_EQ(0, mcp_irq_open(self->accel, 0, &a)) TH_LOG("%s", mcp_strerror_last());
+	ret = mcp_irq_open(self->accel, 0, &b);
+	EXPECT_EQ(-EBUSY, ret);
+	if (ret == -EBUSY)
+		EXPECT_NE(NULL, strstr(mcp_strerror_last(), "another IrqEvent"))
+			TH_LOG("%s", mcp_strerror_last());
+	mcp_irq_close(b);
+	b = NULL;
+	EXPECT_EQ(1, edu_fact_irq(bar, a));
+	mcp_irq_close(a);
+	/* Free again once the first is closed. */
+	ASSERT_EQ(0, mcp_irq_open(self->accel, 0, &b)) TH_LOG("%s", mcp_strerror_last());
+	EXPECT_EQ(1, edu_fact_irq(bar, b));
+	mcp_irq_close(b);
 	mcp_bar_unmap(bar);
 }
 

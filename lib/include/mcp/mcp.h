@@ -615,7 +615,12 @@ MCP_EXPORT int mcp_bar_write_block(const struct mcp_bar *bar, uint64_t offset,
  * @vector:	0 .. irq_count - 1
  * @out:	the handle; release it with mcp_irq_close() (disconnects)
  *
- * Return: 0, -EINVAL (bad vector), -ENODEV (removed), or another errno.
+ * One handle per vector and @accel: a second is refused while the first
+ * is open.
+ *
+ * Return: 0, -EINVAL (bad vector), -EBUSY (another handle of @accel, or
+ * another open of the device, holds @vector), -ENODEV (removed), or
+ * another errno.
  */
 MCP_EXPORT int mcp_irq_open(struct mcp_accel *accel, uint32_t vector,
 			    struct mcp_irq **out);

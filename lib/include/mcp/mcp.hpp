@@ -559,10 +559,15 @@ private:
 	std::string device_;	// PCI address, for messages
 };
 
+namespace detail {
+struct IrqVectors;
+} // namespace detail
+
 // An eventfd connected to one interrupt vector of a device
 // (MCP_IOC_IRQ_SET_EVENTFD).  Move-only; destruction disconnects it.  It
 // holds its own reference to the device fd, so it may outlive the
-// Accelerator it came from.
+// Accelerator it came from.  One IrqEvent per vector and Accelerator: a
+// second one is refused (EBUSY) while the first exists.
 class MCP_EXPORT IrqEvent {
 public:
 	IrqEvent() noexcept = default;
@@ -589,13 +594,15 @@ public:
 
 private:
 	friend class Accelerator;
-	IrqEvent(int device_fd, int event_fd, unsigned vector, std::string device) noexcept;
+	IrqEvent(int device_fd, int event_fd, unsigned vector, std::string device,
+		 std::shared_ptr<detail::IrqVectors> vectors) noexcept;
 	void reset() noexcept;
 
 	int device_fd_ = -1;	// a dup of the device fd
 	int event_fd_ = -1;
 	unsigned vector_ = 0;
 	std::string device_;
+	std::shared_ptr<detail::IrqVectors> vectors_; // the Accelerator's
 };
 
 // An open device (the fd of MCP_IOC_DEV_OPEN).  Move-only; the descriptor
@@ -626,16 +633,22 @@ public:
 	BarMapping map_bar(unsigned bar, Caching caching = Caching::uncached,
 			   std::uint64_t offset = 0, std::uint64_t length = 0) const;
 	// Connects a new eventfd to interrupt vector @vector.  Throws
-	// mcp::Error: EINVAL for a vector >= info().irq_count, ENODEV.
+	// mcp::Error: EINVAL for a vector >= info().irq_count, EBUSY while
+	// another IrqEvent of this Accelerator (or another open of the device)
+	// holds the vector, ENODEV.
 	IrqEvent irq_event(unsigned vector = 0) const;
 
 private:
 	friend class Device;
-	Accelerator(int fd, AcceleratorInfo info) noexcept;
+	Accelerator(int fd, AcceleratorInfo info,
+		    std::shared_ptr<detail::IrqVectors> vectors) noexcept;
 	void reset() noexcept;
 
 	int fd_ = -1;
 	AcceleratorInfo info_;
+	// Which vectors its IrqEvents hold: they share this fd's open file,
+	// the owner the kernel knows, so only libmcp can tell them apart.
+	std::shared_ptr<detail::IrqVectors> vectors_;
 };
 
 // ---- PCIe link health of the whole host (pcie_link.cpp) ----
