@@ -135,43 +135,39 @@ IrqEvent Accelerator::irq_event(unsigned vector) const
 					    " interrupt vector(s): vector " + std::to_string(vector) +
 					    " does not exist");
 
+	// The kernel sees this Accelerator's IrqEvents as one owner (each
+	// dup shares this fd's open file), so a second would replace the
+	// first's eventfd and the first's destruction disconnect the second's.
+	{
+		std::lock_guard<std::mutex> g(vectors_->lock);
+
+		if (vectors_->connected[vector])
+			throw Error(EBUSY, "interrupt vector " + std::to_string(vector) + " of " + name +
+						   " is already connected to another IrqEvent of this "
+						   "Accelerator: wait on that one, or destroy it first");
+		vectors_->connected[vector] = true;
+	}
+	// From here the IrqEvent owns the vector and each fd it is given (and
+	// frees them, disconnecting first, on a throw).
+	IrqEvent ev(-1, -1, vector, name, vectors_);
 	// Non-blocking: wait() polls first, and a read after a spurious
 	// wake-up must not block.
-	int efd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (efd < 0) {
+	ev.event_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ev.event_fd_ < 0) {
 		int err = errno;
 
 		throw Error(err, std::string("cannot create an eventfd: ") + std::strerror(err));
 	}
-	int dfd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
-	if (dfd < 0) {
+	ev.device_fd_ = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
+	if (ev.device_fd_ < 0) {
 		int err = errno;
 
-		::close(efd);
 		throw Error(err, std::string("cannot duplicate the device fd: ") + std::strerror(err));
 	}
-	// The kernel sees both IrqEvents as one owner (the dup shares this
-	// fd's open file), so the second would replace the first's eventfd
-	// and the first's destruction disconnect the second's.
-	{
-		std::lock_guard<std::mutex> g(vectors_->lock);
-
-		if (vectors_->connected[vector]) {
-			::close(dfd);
-			::close(efd);
-			throw Error(EBUSY, "interrupt vector " + std::to_string(vector) + " of " + name +
-						   " is already connected to another IrqEvent of this "
-						   "Accelerator: wait on that one, or destroy it first");
-		}
-		vectors_->connected[vector] = true;
-	}
-	// From here the IrqEvent owns both fds and the vector (and
-	// disconnects on a throw).
-	IrqEvent ev(dfd, efd, vector, name, vectors_);
 	arg.size = sizeof(arg);
 	arg.vector = vector;
-	arg.eventfd = efd;
-	if (::ioctl(dfd, MCP_IOC_IRQ_SET_EVENTFD, &arg) != 0) {
+	arg.eventfd = ev.event_fd_;
+	if (::ioctl(ev.device_fd_, MCP_IOC_IRQ_SET_EVENTFD, &arg) != 0) {
 		int err = errno;
 
 		if (err == EBUSY)

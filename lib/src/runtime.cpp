@@ -61,9 +61,9 @@ void require_blas(const GraphDef &def, const std::string &blas_error)
 		return;
 	for (std::uint32_t i = 0; i < def.nodes.size(); i++)
 		if (op_needs_blas(static_cast<std::uint16_t>(def.nodes[i].op)))
-			throw Error(ELIBACC, node_label(def, i) + " needs OpenBLAS, which could not be "
-								 "loaded (" + blas_error +
-						     "): install Debian's libopenblas0");
+			throw Error(ELIBACC, node_label(def, i) +
+						     " needs OpenBLAS, which could not be loaded (" +
+						     blas_error + "): install Debian's libopenblas0");
 }
 
 } // namespace detail
