@@ -4,7 +4,9 @@
 // types MCP has not), bad files (every truncation, bad magic, versions,
 // Fortran order, malformed headers, data of the wrong length) refused
 // with a message naming the file, graph buffers checked for dtype and
-// shape.
+// shape; and `mcpctl graph run --input NAME=FILE.npy --save-outputs DIR
+// --no-kernel` on the ONNX test models, whose saved outputs must equal
+// ONNX Runtime's (tests/onnx/ort_run.js) within 1e-4 relative.
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include <criterion/criterion.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <mcp/mcp.h>
@@ -393,3 +396,142 @@ Test(npy, c_api_loads_and_saves)
 	fs::remove_all(d);
 }
 
+// ---- mcpctl graph run with .npy inputs and saved outputs ----
+
+namespace {
+
+bool have_ort(std::string &why)
+{
+	test::RunResult r = test::run({"/usr/bin/env", "node", "-e",
+				       "require(require.resolve('onnxruntime-node', {paths: ['" +
+					       std::string(MCP_ORT_NODE_DIR) + "']}))"});
+	if (r.exit_code != 0)
+		why = "node or onnxruntime-node (" + std::string(MCP_ORT_NODE_DIR) +
+		      ") is absent: " + r.err.substr(0, 200);
+	return r.exit_code == 0;
+}
+
+// Runs @model (an .onnx, or the .mgph `graph import` makes of it) with
+// `mcpctl graph run --no-kernel --input x=INPUT --save-outputs`, runs ORT
+// on the .onnx and the same file, and compares every output.
+void run_matches_ort(const std::string &model, const std::string &input, bool via_mgph)
+{
+	std::string why;
+	if (!have_ort(why))
+		cr_skip_test("%s", why.c_str());
+	const std::string d = temp_dir();
+	const std::string onnx = std::string(MCP_ONNX_DIR) + "/" + model;
+	const std::string x = std::string(MCP_ONNX_DIR) + "/" + input;
+	std::string graph = onnx;
+	if (via_mgph) {
+		graph = d + "/model.mgph";
+		const mcp::npy::Array xa = mcp::npy::read(x);
+		std::string dims;
+		for (auto v : xa.shape)
+			dims += (dims.empty() ? "" : "x") + std::to_string(v);
+		test::RunResult r = test::run({MCPCTL_PATH, "graph", "import", onnx, "-o", graph,
+					       "--input", "x=" + dims});
+		cr_assert_eq(r.exit_code, 0, "graph import: %s", r.err.c_str());
+	}
+	test::RunResult r = test::run({MCPCTL_PATH, "--json", "graph", "run", graph, "--no-kernel",
+				       "--iterations", "2", "--input", "x=" + x, "--save-outputs",
+				       d + "/mcp"});
+	cr_assert_eq(r.exit_code, 0, "graph run: %s", r.err.c_str());
+	const nlohmann::json j = nlohmann::json::parse(r.out);
+	cr_expect_eq(j["no_kernel"].get<bool>(), true);
+	r = test::run({"/usr/bin/env", "node", MCP_SOURCE_DIR "/tests/onnx/ort_run.js", onnx, d + "/ort",
+		       "x=" + x},
+		      {"MCP_ORT_NODE_DIR=" MCP_ORT_NODE_DIR});
+	cr_assert_eq(r.exit_code, 0, "ort_run.js: %s", r.err.c_str());
+
+	std::size_t compared = 0;
+	double worst = 0;
+	for (const auto &e : fs::directory_iterator(d + "/ort")) {
+		const std::string name = e.path().stem().string();
+		const mcp::npy::Array ref = mcp::npy::read(e.path().string());
+		const mcp::npy::Array got = mcp::npy::read(d + "/mcp/" + name + ".npy");
+		cr_assert(got.dtype == mcp::DType::f32 && ref.dtype == mcp::DType::f32, "%s", name.c_str());
+		cr_assert(got.shape == ref.shape, "%s: mcp %s, ort %s", name.c_str(),
+			  mcp::npy::shape_text(got.shape).c_str(), mcp::npy::shape_text(ref.shape).c_str());
+		bool listed = false;
+		for (const auto &o : j["outputs"])
+			if (o["name"] == name) {
+				listed = true;
+				cr_expect_eq(o["dtype"].get<std::string>(), "float32");
+				cr_expect(o["shape"].get<std::vector<std::uint64_t>>() == ref.shape);
+				cr_expect_eq(o["file"].get<std::string>(), d + "/mcp/" + name + ".npy");
+			}
+		cr_expect(listed, "output %s is not in the JSON: %s", name.c_str(), j["outputs"].dump().c_str());
+		for (std::size_t i = 0; i < ref.elements(); i++) {
+			float a, b;
+			std::memcpy(&a, got.data.data() + 4 * i, 4);
+			std::memcpy(&b, ref.data.data() + 4 * i, 4);
+			const double err = std::fabs(double(a) - b) / std::max(1.0, std::fabs(double(b)));
+			worst = std::max(worst, err);
+			cr_assert_leq(err, 1e-4, "%s %s[%zu]: mcp %.7g, ort %.7g", model.c_str(),
+				      name.c_str(), i, double(a), double(b));
+		}
+		compared++;
+	}
+	cr_expect_eq(compared, j["outputs"].size());
+	cr_expect_gt(compared, 0u);
+	cr_log_info("%s%s: %zu outputs saved by mcpctl, worst relative error against ORT %.3g",
+		    model.c_str(), via_mgph ? " (.mgph)" : "", compared, worst);
+	fs::remove_all(d);
+}
+
+} // namespace
+
+Test(npy_run, mlp_onnx_outputs_equal_onnx_runtime, .timeout = 60)
+{
+	// x_mlp.npy is 3 x 16: its shape fixes the dynamic batch "N".
+	run_matches_ort("mlp.onnx", "x_mlp.npy", false);
+}
+
+Test(npy_run, bert14_mgph_outputs_equal_onnx_runtime, .timeout = 60)
+{
+	run_matches_ort("bert14.onnx", "x_bert.npy", true);
+}
+
+Test(npy_run, reshaped_output_is_saved_with_its_own_shape, .timeout = 60)
+{
+	// consts.onnx's output y (3 x 2) is a Reshape (a view) of a 2 x 3 tensor.
+	run_matches_ort("consts.onnx", "x_small.npy", false);
+}
+
+Test(npy_run, a_bad_input_file_fails_naming_it_and_writes_nothing, .timeout = 30)
+{
+	const std::string d = temp_dir();
+	const std::string mgph = d + "/mlp.mgph";
+	test::RunResult r = test::run({MCPCTL_PATH, "graph", "import",
+				       std::string(MCP_ONNX_DIR) + "/mlp.onnx", "-o", mgph, "--input",
+				       "x=3x16"});
+	cr_assert_eq(r.exit_code, 0, "%s", r.err.c_str());
+	const std::vector<float> v(2 * 16, 1.0f);
+	const std::span<const std::byte> vb(reinterpret_cast<const std::byte *>(v.data()), v.size() * 4);
+	mcp::npy::write(d + "/short.npy", mcp::DType::f32, std::vector<std::uint64_t>{2, 16}, vb);
+	mcp::npy::write(d + "/int.npy", mcp::DType::i32, std::vector<std::uint64_t>{2, 16}, vb);
+	const auto fails = [&](const std::vector<std::string> &extra, const std::string &want, int code) {
+		std::vector<std::string> argv = {MCPCTL_PATH, "graph", "run", mgph, "--no-kernel",
+						 "--save-outputs", d + "/out"};
+		argv.insert(argv.end(), extra.begin(), extra.end());
+		test::RunResult rr = test::run(argv);
+		cr_expect_eq(rr.exit_code, code, "%s: exit %d", want.c_str(), rr.exit_code);
+		cr_expect(has(rr.err, want), "wanted '%s', got: %s", want.c_str(), rr.err.c_str());
+		cr_expect(!fs::exists(d + "/out"), "%s: something was written", want.c_str());
+	};
+	fails({"--input", "x=" + d + "/short.npy"},
+	      d + "/short.npy: shape (2, 16), input 'x' wants (3, 16)", 1);
+	fails({"--input", "x=" + d + "/int.npy"}, d + "/int.npy: dtype <i4 (int32), input 'x' wants float32",
+	      1);
+	fails({"--input", "x=" + d + "/absent.npy"}, d + "/absent.npy: cannot open", 1);
+	fails({"--input", "w=" + d + "/short.npy"}, "the graph has no buffer named 'w' (its inputs: x)", 1);
+	fails({"--input", "x=3x16"}, "DIMS fix an ONNX model's inputs at import", 2);
+	// The .onnx itself, where the file's shape sets the dynamic batch: 2 rows run.
+	r = test::run({MCPCTL_PATH, "graph", "run", std::string(MCP_ONNX_DIR) + "/mlp.onnx",
+		       "--no-kernel", "--input", "x=" + d + "/short.npy", "--save-outputs", d + "/out"});
+	cr_expect_eq(r.exit_code, 0, "%s", r.err.c_str());
+	cr_expect(has(r.out, "(2, 10)"), "%s", r.out.c_str());
+	cr_expect(mcp::npy::read(d + "/out/y.npy").shape == (std::vector<std::uint64_t>{2, 10}));
+	fs::remove_all(d);
+}
