@@ -227,6 +227,33 @@ Test(npy, bad_files_are_refused_with_the_file_named)
 	}
 }
 
+Test(npy, mutated_files_are_read_or_refused_never_worse)
+{
+	// 20,000 copies of a valid file with 1-4 bytes changed (header and
+	// data): each parses or throws mcp::Error(EINVAL), nothing else.
+	const std::vector<std::uint64_t> shape = {2, 3};
+	const auto good = mcp::npy::serialize(mcp::DType::i32, shape, std::vector<std::byte>(24));
+	std::uint64_t state = 0x6e7079;
+	const auto next = [&] {
+		state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+		return static_cast<std::size_t>(state >> 33);
+	};
+	unsigned refused = 0;
+	for (int k = 0; k < 20000; k++) {
+		auto b = good;
+		for (std::size_t n = 1 + next() % 4; n; n--)
+			b[next() % b.size()] = static_cast<std::byte>(next());
+		try {
+			const auto a = mcp::npy::parse(b, "m.npy");
+			cr_assert_eq(a.data.size(), a.elements() * a.itemsize);
+		} catch (const mcp::Error &e) {
+			cr_assert_eq(e.errnum(), EINVAL, "%s", e.what());
+			refused++;
+		}
+	}
+	cr_expect_gt(refused, 1000u);
+}
+
 Test(npy, files_numpy_writes_are_read, .timeout = 30)
 {
 	const std::string d = temp_dir();
