@@ -1268,6 +1268,11 @@ GraphDef Importer::build(ImportStats *stats)
 	}
 	for (const auto &in : inputs_)
 		tensor(in);
+	// Each output buffer holds a tensor named like it, with the output's
+	// shape (also when the output is a view of what a node wrote): the
+	// shape mcpctl's --save-outputs writes.
+	for (const auto &[r, o] : out_root)
+		tensor(o);
 
 	GraphDef out;
 	out.name = opts_.name;

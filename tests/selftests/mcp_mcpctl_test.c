@@ -288,4 +288,82 @@ TEST_F(mcpctl, qos_create_attach_show_delete)
 	EXPECT_EQ(1, MCP_MCPCTL(out, "qos", "attach", "st-b", pid));
 }
 
+/* The bytes of @path in @buf (at most @cap); the length, or -1. */
+static long read_bytes(const char *path, unsigned char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, cap, f);
+	fclose(f);
+	return (long)n;
+}
+
+/*
+ * `graph run MODEL --input x=X.npy --save-outputs DIR` through mcp.ko and
+ * the workers, then with --no-kernel (run_inline, which the host unit
+ * tests compare with ONNX Runtime): the same .npy header (dtype, shape)
+ * and outputs within 1e-5 relative.
+ */
+static void run_npy_like_inline(struct __test_metadata *_metadata, const char *model,
+				const char *input)
+{
+	static unsigned char a[1 << 16], b[1 << 16];
+	char out[16384], path[256], x[256], kdir[128], idir[128], ka[160], ia[160];
+	long na, nb, hlen, i;
+
+	snprintf(path, sizeof(path), "/opt/mcp/onnx/%s", model);
+	snprintf(x, sizeof(x), "x=/opt/mcp/onnx/%s", input);
+	snprintf(kdir, sizeof(kdir), "/tmp/npy-kernel-%s", model);
+	snprintf(idir, sizeof(idir), "/tmp/npy-inline-%s", model);
+	ASSERT_EQ(0, MCP_MCPCTL(out, "--json", "graph", "run", path, "--iterations", "2",
+				"--input", x, "--save-outputs", kdir))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"no_kernel\":false")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"engine\":\"worker\"")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"name\":\"y\"")) TH_LOG("%s", out);
+	ASSERT_EQ(0, MCP_MCPCTL(out, "graph", "run", path, "--no-kernel", "--iterations", "1",
+				"--input", x, "--save-outputs", idir))
+		TH_LOG("%s", out);
+	snprintf(ka, sizeof(ka), "%s/y.npy", kdir);
+	snprintf(ia, sizeof(ia), "%s/y.npy", idir);
+	na = read_bytes(ka, a, sizeof(a));
+	nb = read_bytes(ia, b, sizeof(b));
+	ASSERT_LT(10, na) TH_LOG("%s not written", ka);
+	ASSERT_EQ(na, nb);
+	ASSERT_EQ(0, memcmp(a, "\x93NUMPY\x01\x00", 8));
+	hlen = 10 + (a[8] | a[9] << 8);
+	ASSERT_EQ(0, memcmp(a, b, (size_t)hlen)) TH_LOG("headers differ: %.*s", (int)hlen, a);
+	EXPECT_NE(NULL, strstr((char *)a + 10, "'descr': '<f4'"));
+	for (i = hlen; i + 4 <= na; i += 4) {
+		float fa, fb, d, m;
+
+		memcpy(&fa, a + i, 4);
+		memcpy(&fb, b + i, 4);
+		d = fa > fb ? fa - fb : fb - fa;
+		m = fb < 0 ? -fb : fb;
+		ASSERT_GE(1e-5f * (m > 1 ? m : 1), d)
+			TH_LOG("%s: element %ld: kernel %g, inline %g", model, (i - hlen) / 4,
+			       (double)fa, (double)fb);
+	}
+}
+
+TEST_F(mcpctl, graph_run_npy_through_the_kernel_saves_what_inline_does)
+{
+	char out[8192];
+
+	if (access("/opt/mcp/onnx/x_mlp.npy", R_OK))
+		SKIP(return, "no ONNX models and inputs in this image");
+	run_npy_like_inline(_metadata, "mlp.onnx", "x_mlp.npy");
+	run_npy_like_inline(_metadata, "bert14.onnx", "x_bert.npy");
+	run_npy_like_inline(_metadata, "consts.onnx", "x_small.npy");
+	/* The wrong input: one error naming the file, nothing written. */
+	EXPECT_EQ(1, MCP_MCPCTL(out, "graph", "run", "/opt/mcp/onnx/bert14.onnx", "--input",
+				"x=/opt/mcp/onnx/x_small.npy", "--save-outputs", "/tmp/npy-bad"));
+	EXPECT_NE(NULL, strstr(out, "x_small.npy")) TH_LOG("%s", out);
+	EXPECT_NE(0, access("/tmp/npy-bad", F_OK));
+}
+
 MCP_TEST_MAIN

@@ -84,6 +84,40 @@ Test(runtime_cli, inline_check_verdict)
 	cr_expect(contains(text, "42"));
 }
 
+Test(runtime_cli, run_lists_the_outputs_and_where_they_were_saved)
+{
+	mcpctl::GraphRunReport r = report();
+
+	r.outputs.push_back({"y", {3, 10}, "float32", "out/y.npy"});
+	r.outputs.push_back({"z", {4}, "int8", ""});
+	nlohmann::ordered_json j = mcpctl::graph_run_json(r);
+	cr_expect_eq(j["no_kernel"].get<bool>(), false);
+	cr_assert_eq(j["outputs"].size(), 2u);
+	cr_expect_eq(j["outputs"][0]["name"].get<std::string>(), "y");
+	cr_expect(j["outputs"][0]["shape"] == nlohmann::ordered_json::array({3, 10}));
+	cr_expect_eq(j["outputs"][0]["dtype"].get<std::string>(), "float32");
+	cr_expect_eq(j["outputs"][0]["file"].get<std::string>(), "out/y.npy");
+	cr_expect(j["outputs"][1]["file"].is_null());
+	std::string text = mcpctl::format_graph_run_text(r);
+	cr_expect(contains(text, "OUTPUT"), "%s", text.c_str());
+	cr_expect(contains(text, "(3, 10)"), "%s", text.c_str());
+	cr_expect(contains(text, "out/y.npy"), "%s", text.c_str());
+	cr_expect(contains(text, "(4,)"), "%s", text.c_str());
+
+	// --no-kernel: no per-node times (null), one line instead of the table.
+	r.no_kernel = true;
+	r.context = "inline";
+	r.nodes[0].ns.clear();
+	r.nodes[0].engine = "inline";
+	j = mcpctl::graph_run_json(r);
+	cr_expect_eq(j["no_kernel"].get<bool>(), true);
+	cr_expect(j["nodes"][0]["p50_us"].is_null());
+	text = mcpctl::format_graph_run_text(r);
+	cr_expect(contains(text, "run_inline, no kernel"), "%s", text.c_str());
+	cr_expect(!contains(text, "NUMA"), "%s", text.c_str());
+	cr_expect(contains(text, "out/y.npy"), "%s", text.c_str());
+}
+
 Test(runtime_cli, run_says_where_the_buffers_are)
 {
 	mcpctl::GraphRunReport r = report();

@@ -9,7 +9,7 @@
 #   /etc/mcp-run.conf                         (mode and filters for /init)
 #   /lib/modules/mcp.ko                       (the module under test)
 #   /opt/mcp/selftests/mcp_*_test             (kselftest-harness binaries)
-#   /opt/mcp/onnx/*.onnx                      (the unit tests' ONNX models)
+#   /opt/mcp/onnx/*.onnx, *.npy               (the unit tests' ONNX models, inputs)
 #   /opt/mcp/bin/mcpctl, /usr/bin/numactl     (when present on the host)
 #   /usr/bin/lspci, /usr/share/misc/pci.ids   (pciutils)
 #   /usr/sbin/runqlat                         (libbpf-tools: the peer the
@@ -129,11 +129,13 @@ fi
 [ "$nr_tests" -gt 0 ] || echo "build-initramfs: warning: no selftest binaries in '${selftest_dir}'" >&2
 
 # The ONNX test models the unit tests' build generates (tests/onnx/
-# gen_models.py), for mcp_libmcp_graph_test's imported-model runs.
+# gen_models.py) and their .npy inputs, for mcp_libmcp_graph_test's
+# imported-model runs and mcp_mcpctl_test's graph run.
 onnx_dir=${selftest_dir:+$selftest_dir/../unit/onnx}
 if [ -n "$onnx_dir" ] && [ -d "$onnx_dir" ]; then
 	mkdir -p "$root/opt/mcp/onnx"
 	cp "$onnx_dir"/*.onnx "$root/opt/mcp/onnx/"
+	cp "$onnx_dir"/*.npy "$root/opt/mcp/onnx/" 2>/dev/null || true
 fi
 
 if [ -n "$mcpctl" ] && [ -x "$mcpctl" ]; then

@@ -298,6 +298,14 @@ struct GraphRunBuffer {
 	std::string name;
 	int node = -1;			// BO info: -1 mixed or unknown
 };
+// A graph output: its tensor's shape and dtype, and where --save-outputs
+// wrote it (empty: not saved).
+struct GraphRunOutput {
+	std::string name;
+	std::vector<std::uint64_t> shape;
+	std::string dtype;		// NumPy's name: "float32"
+	std::string file;
+};
 struct GraphRunReport {
 	std::string graph;
 	std::string context;
@@ -311,6 +319,8 @@ struct GraphRunReport {
 	double inline_max_error = 0.0;	// over the f32 output buffers
 	double inline_tolerance = 1e-3;
 	bool inline_ok() const noexcept { return inline_max_error <= inline_tolerance; }
+	bool no_kernel = false;		// --no-kernel: run_inline only
+	std::vector<GraphRunOutput> outputs;
 };
 std::string format_graph_run_text(const GraphRunReport &r);
 // The schema is documented in Documentation/mcpctl.rst.

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <mcp/npy.hpp>
 #include <mcp/onnx.hpp>
 #include <mcp/runtime.hpp>
 
@@ -43,6 +45,9 @@ struct GraphArgs {
 	unsigned timeout_ms = 0;
 	int node = -1;
 	bool check_inline = false;
+	bool no_kernel = false;
+	std::string save_outputs;
+	std::vector<std::string> run_inputs;
 	std::vector<std::string> binds;
 	std::vector<std::string> outs;
 	std::vector<std::string> input_dims;
@@ -155,8 +160,15 @@ std::string index_list(const std::vector<std::uint32_t> &v)
 	return s.empty() ? "-" : s;
 }
 
-// A graph from FILE: binary (starts with the magic) or JSON.
-mcp::GraphDef load_graph_file(const std::string &path, GraphFile *file = nullptr)
+bool is_onnx_path(const std::string &path)
+{
+	return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+}
+
+// A graph from FILE: binary (starts with the magic), JSON, or an ONNX
+// model imported with @import.
+mcp::GraphDef load_graph_file(const std::string &path, GraphFile *file = nullptr,
+			      const mcp::onnx::ImportOptions &import = {})
 {
 	std::vector<std::byte> bytes = read_file(path);
 	std::uint32_t magic = 0;
@@ -166,8 +178,8 @@ mcp::GraphDef load_graph_file(const std::string &path, GraphFile *file = nullptr
 	if (bytes.size() >= sizeof(magic))
 		std::memcpy(&magic, bytes.data(), sizeof(magic));
 	mcp::GraphDef def;
-	if (path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0) {
-		def = mcp::onnx::import(path);
+	if (is_onnx_path(path)) {
+		def = mcp::onnx::import(path, import);
 		info.encoding = "onnx";
 	} else if (magic == graph_magic) {
 		def = mcp::GraphDef::parse_file(bytes);
@@ -331,8 +343,31 @@ nlohmann::ordered_json graph_show_json(const mcp::GraphDef &def, std::uint64_t b
 
 // ---- run ----
 
+namespace {
+
+std::string outputs_text(const GraphRunReport &r)
+{
+	if (r.outputs.empty())
+		return {};
+	std::string s = "\nOUTPUT            SHAPE             DTYPE     FILE\n";
+	for (const GraphRunOutput &o : r.outputs)
+		s += fmt::format("{:<17} {:<17} {:<9} {}\n", o.name, mcp::npy::shape_text(o.shape),
+				 o.dtype, o.file.empty() ? "-" : o.file);
+	return s;
+}
+
+} // namespace
+
 std::string format_graph_run_text(const GraphRunReport &r)
 {
+	if (r.no_kernel)
+		return fmt::format("graph '{}' in mcpctl's thread (run_inline, no kernel): {} nodes\n"
+				   "{} iterations after {} warm-up: p50 {:.1f} us  p99 {:.1f} us  "
+				   "max {:.1f} us\n",
+				   r.graph, r.nodes.size(), r.iteration_ns.size(), r.warmup,
+				   percentile_us(r.iteration_ns, 50), percentile_us(r.iteration_ns, 99),
+				   percentile_us(r.iteration_ns, 100)) +
+		       outputs_text(r);
 	std::string s = fmt::format("graph '{}' on {}: {} nodes, {} workers", r.graph, r.context,
 				    r.nodes.size(), r.workers.size());
 	std::string per_node;
@@ -355,7 +390,7 @@ std::string format_graph_run_text(const GraphRunReport &r)
 				 n.name, n.op, n.engine, n.numa_node, n.worker_tid ? std::to_string(n.worker_tid) : "-",
 				 percentile_us(n.ns, 50), percentile_us(n.ns, 99), percentile_us(n.ns, 100));
 	}
-	return s;
+	return s + outputs_text(r);
 }
 
 nlohmann::ordered_json graph_run_json(const GraphRunReport &r)
@@ -364,6 +399,7 @@ nlohmann::ordered_json graph_run_json(const GraphRunReport &r)
 
 	j["graph"] = r.graph;
 	j["context"] = r.context;
+	j["no_kernel"] = r.no_kernel;
 	j["iterations"] = r.iteration_ns.size();
 	j["warmup"] = r.warmup;
 	j["node_asked"] = r.node_asked >= 0 ? nlohmann::ordered_json(r.node_asked) : nlohmann::ordered_json();
@@ -388,9 +424,13 @@ nlohmann::ordered_json graph_run_json(const GraphRunReport &r)
 		e["engine"] = n.engine;
 		e["numa_node"] = n.numa_node;
 		e["worker_tid"] = n.worker_tid;
-		e["p50_us"] = percentile_us(n.ns, 50);
-		e["p99_us"] = percentile_us(n.ns, 99);
-		e["max_us"] = percentile_us(n.ns, 100);
+		if (n.ns.empty()) {	// --no-kernel: no per-node times
+			e["p50_us"] = e["p99_us"] = e["max_us"] = nullptr;
+		} else {
+			e["p50_us"] = percentile_us(n.ns, 50);
+			e["p99_us"] = percentile_us(n.ns, 99);
+			e["max_us"] = percentile_us(n.ns, 100);
+		}
 		j["nodes"].push_back(e);
 	}
 	if (r.inline_checked)
@@ -399,13 +439,20 @@ nlohmann::ordered_json graph_run_json(const GraphRunReport &r)
 				     {"ok", r.inline_ok()}};
 	else
 		j["inline_check"] = nullptr;
+	j["outputs"] = nlohmann::ordered_json::array();
+	for (const GraphRunOutput &o : r.outputs)
+		j["outputs"].push_back({{"name", o.name},
+					{"shape", o.shape},
+					{"dtype", o.dtype},
+					{"file", o.file.empty() ? nlohmann::ordered_json()
+								: nlohmann::ordered_json(o.file)}});
 	return j;
 }
 
 namespace {
 
 // The largest |a - b| over the f32 elements of the output buffers.
-double max_output_error(const mcp::GraphDef &def, mcp::LoadedGraph &g,
+double max_output_error(const mcp::GraphDef &def, const std::vector<std::span<std::byte>> &mem,
 			const std::vector<std::vector<std::byte>> &ref)
 {
 	double worst = 0.0;
@@ -413,7 +460,7 @@ double max_output_error(const mcp::GraphDef &def, mcp::LoadedGraph &g,
 	for (std::uint32_t i = 0; i < def.buffers.size(); i++) {
 		if (!(def.buffers[i].flags & mcp::graph_buffer_output))
 			continue;
-		std::span<std::byte> got = g.buffer(i).data();
+		std::span<std::byte> got = mem[i];
 		std::size_t n = def.buffers[i].length / sizeof(float);
 		for (std::size_t k = 0; k < n; k++) {
 			float a, b;
@@ -428,10 +475,55 @@ double max_output_error(const mcp::GraphDef &def, mcp::LoadedGraph &g,
 	return worst;
 }
 
+// --input NAME=VALUE: a .npy file (VALUE ends in .npy or is a file) or,
+// for an .onnx model, the DIMS of a dynamic input.
+struct RunInput {
+	std::string name;
+	std::string path;	// empty: dims
+	mcp::npy::Array array;
+};
+
+bool is_dims_text(const std::string &v)
+{
+	return !v.empty() && v.find_first_not_of("0123456789x") == std::string::npos &&
+	       !std::filesystem::is_regular_file(v);
+}
+
+// "out/y.npy": a file name from an output's name ('/' would leave DIR).
+std::string output_file(const std::string &dir, const std::string &name)
+{
+	std::string f = name;
+	std::replace(f.begin(), f.end(), '/', '_');
+	if (f.empty() || f == "." || f == "..")
+		f = "_" + f;
+	return (std::filesystem::path(dir) / (f + ".npy")).string();
+}
+
+// Checks a --bind or --input buffer name against the graph.
+std::uint32_t input_buffer(const mcp::GraphDef &def, const std::string &name, const char *option)
+{
+	std::optional<std::uint32_t> idx = def.find_buffer(name);
+	std::string inputs;
+	for (const auto &b : def.buffers)
+		if (b.flags & mcp::graph_buffer_input)
+			inputs += (inputs.empty() ? "" : ", ") + b.name;
+	if (!idx)
+		throw mcp::Error(ENOENT, std::string(option) + " " + name +
+						 ": the graph has no buffer named '" + name + "' (its inputs: " +
+						 (inputs.empty() ? "none" : inputs) + ")");
+	if (!(def.buffers[*idx].flags & mcp::graph_buffer_input))
+		throw mcp::Error(EINVAL, std::string(option) + " " + name + ": buffer '" + name +
+						 "' is not an input of the graph (its inputs: " +
+						 (inputs.empty() ? "none" : inputs) + ")");
+	return *idx;
+}
+
 int run_graph(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 {
 	ContextArg ctx;
 	std::vector<std::pair<std::string, std::string>> binds, outs;
+	std::vector<RunInput> inputs;
+	mcp::onnx::ImportOptions import;
 
 	try {
 		ctx = parse_context_arg(args.dev);
@@ -449,101 +541,199 @@ int run_graph(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 			binds.push_back(split_assignment(b, "--bind"));
 		for (const std::string &o : args.outs)
 			outs.push_back(split_assignment(o, "--out"));
+		for (const std::string &i : args.run_inputs) {
+			auto [name, value] = split_assignment(i, "--input");
+			if (!is_dims_text(value)) {
+				inputs.push_back({name, value, {}});
+				continue;
+			}
+			if (!is_onnx_path(args.file))
+				throw mcp::Error(EINVAL, "--input " + i + ": DIMS fix an ONNX model's "
+							 "inputs at import; for a graph file give NAME=FILE.npy");
+			import.inputs.push_back(mcp::onnx::parse_input_spec(i));
+		}
 	} catch (const mcp::Error &e) {
 		print_error(err, e.what());
 		return exit_usage;
 	}
 	try {
-		mcp::GraphDef def = load_graph_file(args.file);
-		OpenContext c = open_context(ctx);
-		mcp::RuntimeOptions ro;
-		ro.workers_per_node = args.workers_per_node;
-		ro.worker_batch = args.worker_batch;
-		ro.worker_chains = !args.no_chains;
-		mcp::Runtime rt(c.dma, ro);
-		mcp::LoadOptions lo;
-		lo.node = args.node;
-		mcp::LoadedGraph g = rt.load(def, lo);
-
-		for (const auto &[name, path] : binds) {
-			std::optional<std::uint32_t> idx = def.find_buffer(name);
-			if (!idx)
-				throw mcp::Error(ENOENT, "--bind " + name + ": the graph has no buffer named '" +
-								 name + "'");
-			if (!(def.buffers[*idx].flags & mcp::graph_buffer_input))
-				throw mcp::Error(EINVAL, "--bind " + name + ": buffer '" + name +
-								 "' is not an input of the graph");
-			std::vector<std::byte> bytes = read_file(path);
-			if (bytes.size() > def.buffers[*idx].length)
-				throw mcp::Error(EINVAL, fmt::format("--bind {}: '{}' is {} bytes, the buffer {}",
-								     name, path, bytes.size(),
-								     def.buffers[*idx].length));
-			std::memcpy(g.buffer(*idx).data().data(), bytes.data(), bytes.size());
+		// Read every .npy first: a bad file fails before anything runs,
+		// and an ONNX model's dynamic dims come from the files' shapes.
+		for (RunInput &in : inputs) {
+			in.array = mcp::npy::read(in.path);
+			const bool has_dims = std::any_of(import.inputs.begin(), import.inputs.end(),
+							  [&](const auto &p) { return p.first == in.name; });
+			if (is_onnx_path(args.file) && !has_dims)
+				import.inputs.emplace_back(in.name, std::vector<std::int64_t>(
+									    in.array.shape.begin(),
+									    in.array.shape.end()));
 		}
-		std::vector<std::vector<std::byte>> ref;
-		if (args.check_inline)
-			for (std::uint32_t i = 0; i < def.buffers.size(); i++) {
-				std::span<std::byte> b = g.buffer(i).data().first(def.buffers[i].length);
-				ref.emplace_back(b.begin(), b.end());
-			}
+		mcp::GraphDef def;
+		try {
+			def = load_graph_file(args.file, nullptr, import);
+		} catch (const mcp::Error &e) {
+			std::string from;
+			for (const RunInput &in : inputs)
+				from += (from.empty() ? "" : ", ") + in.name + " from " + in.path;
+			if (from.empty() || !is_onnx_path(args.file))
+				throw;
+			throw mcp::Error(e.errnum(), std::string(e.what()) + " (dims given by the .npy shapes: " +
+							     from + ")");
+		}
+		std::vector<std::uint32_t> input_idx, bind_idx;
+		for (const RunInput &in : inputs)
+			input_idx.push_back(input_buffer(def, in.name, "--input"));
+		for (const auto &[name, path] : binds)
+			bind_idx.push_back(input_buffer(def, name, "--bind"));
 
 		GraphRunReport r;
 		r.graph = def.name;
-		r.context = c.dma.name();
 		r.warmup = args.warmup;
 		r.node_asked = args.node;
-		for (std::uint32_t i = 0; i < def.buffers.size(); i++)
-			r.buffers.push_back({def.buffers[i].name, g.buffer(i).info().node});
+		r.no_kernel = args.no_kernel;
 		r.nodes.resize(def.nodes.size());
 		for (std::size_t i = 0; i < def.nodes.size(); i++) {
 			r.nodes[i].name = def.nodes[i].name;
 			r.nodes[i].op = mcp::to_string(def.nodes[i].op);
 		}
+
+		// The buffers' memory: the Runtime's BOs, or (--no-kernel) ours.
+		std::optional<OpenContext> c;
+		std::optional<mcp::Runtime> rt;
+		std::optional<mcp::LoadedGraph> g;
+		std::vector<std::vector<std::byte>> own;
+		std::vector<std::span<std::byte>> mem;
+		if (args.no_kernel) {
+			r.context = "inline";
+			for (std::uint32_t i = 0; i < def.buffers.size(); i++) {
+				own.emplace_back(def.buffers[i].length);
+				if (def.buffers[i].init)
+					def.fill_buffer(i, own.back());
+				r.buffers.push_back({def.buffers[i].name, -1});
+			}
+			for (auto &m : own)
+				mem.emplace_back(m);
+			for (auto &n : r.nodes)
+				n.engine = "inline";
+		} else {
+			try {
+				c = open_context(ctx);
+			} catch (const mcp::Error &e) {
+				throw mcp::Error(e.errnum(), std::string(e.what()) +
+								     " (--no-kernel runs the graph without it)");
+			}
+			mcp::RuntimeOptions ro;
+			ro.workers_per_node = args.workers_per_node;
+			ro.worker_batch = args.worker_batch;
+			ro.worker_chains = !args.no_chains;
+			rt.emplace(c->dma, ro);
+			mcp::LoadOptions lo;
+			lo.node = args.node;
+			g.emplace(rt->load(def, lo));
+			r.context = c->dma.name();
+			for (std::uint32_t i = 0; i < def.buffers.size(); i++) {
+				mem.push_back(g->buffer(i).data().first(def.buffers[i].length));
+				r.buffers.push_back({def.buffers[i].name, g->buffer(i).info().node});
+			}
+		}
+
+		for (std::size_t k = 0; k < binds.size(); k++) {
+			const auto &[name, path] = binds[k];
+			const std::uint32_t idx = bind_idx[k];
+			std::vector<std::byte> bytes = read_file(path);
+			if (bytes.size() > def.buffers[idx].length)
+				throw mcp::Error(EINVAL, fmt::format("--bind {}: '{}' is {} bytes, the buffer {}",
+								     name, path, bytes.size(),
+								     def.buffers[idx].length));
+			std::memcpy(mem[idx].data(), bytes.data(), bytes.size());
+		}
+		for (std::size_t k = 0; k < inputs.size(); k++)
+			mcp::npy::load_buffer(def, inputs[k].name, inputs[k].array, inputs[k].path,
+					      mem[input_idx[k]]);
+		std::vector<std::vector<std::byte>> ref;
+		if (args.check_inline)
+			for (std::uint32_t i = 0; i < def.buffers.size(); i++)
+				ref.emplace_back(mem[i].begin(), mem[i].end());
+
 		mcp::ExecOptions eo;
 		eo.timeout = std::chrono::milliseconds(args.timeout_ms);
 		for (unsigned it = 0; it < args.warmup + args.iterations; it++) {
 			auto t0 = std::chrono::steady_clock::now();
-			mcp::ExecStatus s = rt.run(g, {}, eo);
+			std::optional<mcp::ExecStatus> s;
+			if (args.no_kernel)
+				mcp::Runtime::run_inline(def, mem);
+			else
+				s = rt->run(*g, {}, eo);
 			auto t1 = std::chrono::steady_clock::now();
-			if (s.state != mcp::ExecState::done)
-				throw mcp::Error(s.result ? -s.result : EIO, mcp::exec_failure_message(s, def));
+			if (s && s->state != mcp::ExecState::done)
+				throw mcp::Error(s->result ? -s->result : EIO, mcp::exec_failure_message(*s, def));
 			if (it < args.warmup)
 				continue;
 			r.iteration_ns.push_back(static_cast<std::uint64_t>(
 				std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()));
-			for (std::size_t i = 0; i < s.nodes.size() && i < r.nodes.size(); i++) {
+			for (std::size_t i = 0; s && i < s->nodes.size() && i < r.nodes.size(); i++) {
 				GraphRunNode &n = r.nodes[i];
-				n.engine = mcp::to_string(s.nodes[i].engine);
-				n.numa_node = s.nodes[i].numa_node;
-				n.worker_tid = s.nodes[i].worker_tid;
-				n.ns.push_back(s.nodes[i].duration_ns());
+				n.engine = mcp::to_string(s->nodes[i].engine);
+				n.numa_node = s->nodes[i].numa_node;
+				n.worker_tid = s->nodes[i].worker_tid;
+				n.ns.push_back(s->nodes[i].duration_ns());
 			}
 		}
-		r.workers = rt.workers();
+		if (rt)
+			r.workers = rt->workers();
 		if (args.check_inline) {
 			std::vector<std::span<std::byte>> spans(ref.begin(), ref.end());
 			mcp::Runtime::run_inline(def, spans);
 			r.inline_checked = true;
-			r.inline_max_error = max_output_error(def, g, ref);
+			r.inline_max_error = max_output_error(def, mem, ref);
+		}
+		for (std::uint32_t i = 0; i < def.buffers.size(); i++) {
+			if (!(def.buffers[i].flags & mcp::graph_buffer_output))
+				continue;
+			GraphRunOutput o;
+			o.name = def.buffers[i].name;
+			if (std::optional<std::uint32_t> t = mcp::npy::buffer_tensor(def, i)) {
+				o.shape.assign(def.tensors[*t].dims.begin(), def.tensors[*t].dims.end());
+				o.dtype = mcp::npy::numpy_name(def.tensors[*t].dtype);
+			}
+			r.outputs.push_back(std::move(o));
+		}
+		if (r.inline_checked && !r.inline_ok()) {
+			if (opts.json)
+				print_json(out, graph_run_json(r));
+			else
+				out << format_graph_run_text(r);
+			out.flush();
+			print_error(err, fmt::format("the kernel's results differ from run_inline by {:g} "
+						     "(tolerance {:g}); nothing saved",
+						     r.inline_max_error, r.inline_tolerance));
+			return exit_failure;
 		}
 		for (const auto &[name, path] : outs) {
 			std::optional<std::uint32_t> idx = def.find_buffer(name);
 			if (!idx)
 				throw mcp::Error(ENOENT, "--out " + name + ": the graph has no buffer named '" +
 								 name + "'");
-			write_file(path, g.buffer(*idx).data().first(def.buffers[*idx].length));
+			write_file(path, mem[*idx]);
+		}
+		if (!args.save_outputs.empty()) {
+			std::error_code ec;
+			std::filesystem::create_directories(args.save_outputs, ec);
+			if (ec)
+				throw mcp::Error(ec.value(), "--save-outputs " + args.save_outputs +
+								     ": cannot create the directory: " +
+								     ec.message());
+			for (GraphRunOutput &o : r.outputs) {
+				const std::string file = output_file(args.save_outputs, o.name);
+				mcp::npy::save_buffer(def, o.name, mem[*def.find_buffer(o.name)], file);
+				o.file = file;
+			}
 		}
 		if (opts.json)
 			print_json(out, graph_run_json(r));
 		else
 			out << format_graph_run_text(r);
 		out.flush();
-		if (r.inline_checked && !r.inline_ok()) {
-			print_error(err, fmt::format("the kernel's results differ from run_inline by {:g} "
-						     "(tolerance {:g})",
-						     r.inline_max_error, r.inline_tolerance));
-			return exit_failure;
-		}
 		return exit_ok;
 	} catch (const std::exception &e) {
 		print_error(err, e.what());
@@ -670,7 +860,7 @@ Command add_graph_command(CLI::App &app)
 			       "compact (default; kernels with the graph-compact feature) or fixed (every kernel)")
 		->check(CLI::IsMember({"compact", "fixed"}));
 	args.show->add_option("FILE", args.file, "Binary graph (.mgph), JSON description or .onnx model")->required();
-	args.run->add_option("FILE", args.file, "Binary graph or JSON description")->required();
+	args.run->add_option("FILE", args.file, "Binary graph (.mgph), JSON description or .onnx model (imported first)")->required();
 	args.run->add_option("--iterations", args.iterations, "Timed executions (default 10)");
 	args.run->add_option("--warmup", args.warmup, "Untimed executions first (default 1)");
 	args.run->add_option("--bind", args.binds, "NAME=FILE: load FILE into input buffer NAME first (repeatable)");
@@ -684,11 +874,18 @@ Command add_graph_command(CLI::App &app)
 	args.run->add_flag("--no-chains", args.no_chains,
 			   "Workers read jobs (--worker-batch) even where the module has job-chains (a chain of nodes read and reported as one job)");
 	args.run->add_option("--timeout-ms", args.timeout_ms, "Per-execution time-out (default: the module's exec_timeout_ms)");
-	args.run->add_flag("--inline", args.check_inline, "Also run the graph in mcpctl's thread (run_inline) and compare the output buffers");
+	CLI::Option *check = args.run->add_flag("--inline", args.check_inline, "Also run the graph in mcpctl's thread (run_inline) and compare the output buffers");
+	args.run->add_option("--input", args.run_inputs,
+			     "NAME=FILE.npy: load a NumPy array into input NAME (dtype and shape must match; for an .onnx model its shape fixes the input's dynamic dims); NAME=DIMS (.onnx only): the dims of a dynamic input, as graph import --input (repeatable)");
+	args.run->add_option("--save-outputs", args.save_outputs,
+			     "DIR: after the last run write each graph output as DIR/NAME.npy (DIR is created)");
+	args.run->add_flag("--no-kernel", args.no_kernel,
+			   "Run the graph in mcpctl's thread only (run_inline, libmcp's operators): no module or /dev/mcp needed, no per-node times")
+		->excludes(check);
 	sub->footer("With --json: import prints {\"output\",\"name\",\"file_bytes\",\"nodes\",\"onnx_nodes\",\"folded\",\"views\",\"fused\",\"inplace\",\"const_bytes\",\"activation_bytes\",\"unplanned_bytes\",\"notes\"}, "
 		    "build prints {\"output\",\"name\",\"encoding\",\"binary_bytes\",\"json_bytes\",\"nodes\"}, "
 		    "show prints {\"name\",\"encoding\",\"file_bytes\",\"binary_bytes\",\"fixed_bytes\",\"json_bytes\",\"buffer_bytes\",\"activation_bytes\",\"unplanned_bytes\",\"data_bytes\",\"notes\",\"buffers\",\"tensors\",\"nodes\",\"edges\"}, "
-		    "run prints {\"graph\",\"context\",\"iterations\",\"warmup\",\"node_asked\",\"buffers\",\"workers\",\"latency_us\",\"nodes\",\"inline_check\"} "
+		    "run prints {\"graph\",\"context\",\"no_kernel\",\"iterations\",\"warmup\",\"node_asked\",\"buffers\",\"workers\",\"latency_us\",\"nodes\",\"inline_check\",\"outputs\"} "
 		    "(see Documentation/mcpctl.rst).");
 	return {sub, run_graph_command};
 }
