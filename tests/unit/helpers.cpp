@@ -73,4 +73,15 @@ RunResult run(const std::vector<std::string> &argv, const std::vector<std::strin
 	return r;
 }
 
+bool have_ort(std::string &why)
+{
+	RunResult r = run({"/usr/bin/env", "node", "-e",
+			   "require(require.resolve('onnxruntime-node', {paths: ['" +
+				   std::string(MCP_ORT_NODE_DIR) + "']}))"});
+	if (r.exit_code != 0)
+		why = "node or onnxruntime-node (" + std::string(MCP_ORT_NODE_DIR) +
+		      ") is absent: " + r.err.substr(0, 200);
+	return r.exit_code == 0;
+}
+
 } // namespace test

@@ -39,6 +39,10 @@ struct RunResult {
 RunResult run(const std::vector<std::string> &argv,
 	      const std::vector<std::string> &env = {});
 
+// Whether node can load onnxruntime-node (ONNX Runtime, the reference
+// peer); if not, @why says what is missing.
+bool have_ort(std::string &why);
+
 } // namespace test
 
 #endif

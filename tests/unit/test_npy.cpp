@@ -427,24 +427,13 @@ Test(npy, c_api_loads_and_saves)
 
 namespace {
 
-bool have_ort(std::string &why)
-{
-	test::RunResult r = test::run({"/usr/bin/env", "node", "-e",
-				       "require(require.resolve('onnxruntime-node', {paths: ['" +
-					       std::string(MCP_ORT_NODE_DIR) + "']}))"});
-	if (r.exit_code != 0)
-		why = "node or onnxruntime-node (" + std::string(MCP_ORT_NODE_DIR) +
-		      ") is absent: " + r.err.substr(0, 200);
-	return r.exit_code == 0;
-}
-
 // Runs @model (an .onnx, or the .mgph `graph import` makes of it) with
 // `mcpctl graph run --no-kernel --input x=INPUT --save-outputs`, runs ORT
 // on the .onnx and the same file, and compares every output.
 void run_matches_ort(const std::string &model, const std::string &input, bool via_mgph)
 {
 	std::string why;
-	if (!have_ort(why))
+	if (!test::have_ort(why))
 		cr_skip_test("%s", why.c_str());
 	const std::string d = temp_dir();
 	const std::string onnx = std::string(MCP_ONNX_DIR) + "/" + model;

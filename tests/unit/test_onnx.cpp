@@ -63,25 +63,12 @@ Npy read_npy(const std::string &path)
 	return n;
 }
 
-bool have_ort(std::string &why)
-{
-	test::RunResult r = test::run({"/usr/bin/env", "node", "-e",
-				       "require(require.resolve('onnxruntime-node', {paths: ['" +
-					       std::string(MCP_ORT_NODE_DIR) + "']}))"});
-	if (r.exit_code != 0) {
-		why = "node or onnxruntime-node (" + std::string(MCP_ORT_NODE_DIR) +
-		      ") is absent: " + r.err.substr(0, 200);
-		return false;
-	}
-	return true;
-}
-
 // Imports @model, runs it inline on x.npy, runs ORT, compares "y".
 void compare_with_ort(const std::string &model, const std::string &input,
 		      const mcp::onnx::ImportOptions &opts = {})
 {
 	std::string why;
-	if (!have_ort(why))
+	if (!test::have_ort(why))
 		cr_skip_test("%s", why.c_str());
 	char tmpl[] = "/tmp/mcp-onnx-XXXXXX";
 	cr_assert_not_null(mkdtemp(tmpl));
