@@ -9,12 +9,14 @@
  *
  *   mcp_place_lock	mutex (mcp_place.c): per-task placement state.  Held
  *			across set_cpus_allowed_ptr() (the target's pi_lock
- *			and runqueue lock nest inside) and, by the
- *			rebalancer only, mcp_netlink_place_event().  Never
- *			held across copy_to_user() or copy_from_user(), so a
- *			caller's own mmap_lock (a fault on its reply buffer)
- *			never nests inside: MCP_IOC_PLACE and MCP_IOC_UNPLACE
- *			copy out and send their events after dropping it.
+ *			and runqueue lock nest inside).  Never held across
+ *			copy_to_user(), copy_from_user() or
+ *			mcp_netlink_place_event(), so a caller's own
+ *			mmap_lock (a fault on its reply buffer) never nests
+ *			inside and an event's allocation never stalls
+ *			placement: MCP_IOC_PLACE, MCP_IOC_UNPLACE and the
+ *			rebalancer copy out and send their events after
+ *			dropping it.
  *     mmap_lock	read, trylock, of a placed task's mm (mcp_rebalance.c)
  *   mcp_idle_lock	spinlock (mcp_idle.c): the idle CPU mask; taken alone
  *			(mcp_idle_snapshot() runs before mcp_place_lock is

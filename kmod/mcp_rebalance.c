@@ -32,8 +32,9 @@
  *
  * Cost bounds: consecutive tasks of one mm (threads, adjacent pids) share
  * one sample per pass, and a pass does at most MCP_REBALANCE_PASS_LOOKUPS
- * page lookups and spends at most MCP_REBALANCE_CPU_PCT percent of the
- * rebalance_ms period sampling; when either runs out, the next pass
+ * page lookups, makes at most MCP_REBALANCE_MOVES moves and spends at
+ * most MCP_REBALANCE_CPU_PCT percent of the rebalance_ms period sampling;
+ * when any of these runs out, the next pass
  * carries on from the task where this one stopped (mcp_rebalance_cursor),
  * so many kept tasks make the rebalancer slower to react, never costlier
  * than that share of one CPU.  Dropping exited tasks shares the budget:
@@ -42,7 +43,8 @@
  * by a few periods.
  *
  * Locks: see mcp_place.h.  The work takes mcp_place_lock, then a target's
- * mmap_lock for reading.
+ * mmap_lock for reading; it sends the moves' events after dropping
+ * mcp_place_lock.
  */
 
 #include <linux/jiffies.h>
@@ -61,12 +63,18 @@
 #define MCP_REBALANCE_PASS_LOOKUPS	4096
 #define MCP_REBALANCE_CPU_PCT		1
 #define MCP_REBALANCE_SWEEP_BATCH	64
+/* Moves per pass: their events are sent after mcp_place_lock is dropped. */
+#define MCP_REBALANCE_MOVES		16
 
-/* One pass's sample of the last mm looked at, and its lookup budget. */
+/*
+ * One pass's sample of the last mm looked at, its lookup budget and the
+ * moves it made.
+ */
 struct mcp_rebalance_pass {
 	struct mm_struct *mm;	/* with a reference (mmget), or NULL */
 	unsigned long seen;	/* pages found in its sample */
 	long budget;		/* page lookups left in this pass */
+	unsigned int moves;	/* events filled in mcp_rebalance_events */
 };
 
 static struct delayed_work mcp_rebalance_work;
@@ -76,6 +84,7 @@ static unsigned int *mcp_rebalance_idle_count;	/* per node id */
 static u64 *mcp_rebalance_hist;			/* per node id, of pass.mm */
 static unsigned long mcp_rebalance_cursor;	/* pid to start from */
 static unsigned long mcp_rebalance_sweep_cursor;	/* exited-task sweep */
+static struct mcp_place_event mcp_rebalance_events[MCP_REBALANCE_MOVES];
 
 static bool mcp_rebalance_vma_ok(const struct vm_area_struct *vma)
 {
@@ -181,8 +190,10 @@ static void mcp_rebalance_task(struct mcp_place_task *pt,
 
 	from = cpu_to_node(task_cpu(pt->task));
 	if (mcp_place_apply(pt, home, MCP_PLACE_REASON_MEMORY_LOCAL,
-			    MCP_PLACE_ORIGIN_REBALANCER, MCP_PLACE_KEEP, NULL))
+			    MCP_PLACE_ORIGIN_REBALANCER, MCP_PLACE_KEEP,
+			    &mcp_rebalance_events[pass->moves]))
 		return;
+	pass->moves++;
 	trace_mcp_place(task_pid_nr(pt->task), from, home, home,
 			MCP_PLACE_HOME_NONE, MCP_PLACE_REASON_MEMORY_LOCAL,
 			MCP_PLACE_ORIGIN_REBALANCER, MCP_PLACE_KEEP);
@@ -222,6 +233,7 @@ static void mcp_rebalance_workfn(struct work_struct *work)
 	};
 	struct mcp_place_task *pt;
 	unsigned long pid, next = 0;
+	unsigned int i;
 	u64 start = ktime_get_ns(), task_ns = 0;
 	u64 time_budget = (u64)READ_ONCE(mcp_place_rebalance_ms) *
 			  NSEC_PER_MSEC * MCP_REBALANCE_CPU_PCT / 100;
@@ -239,7 +251,7 @@ static void mcp_rebalance_workfn(struct work_struct *work)
 		 * did, would overrun the time budget; but always look at one
 		 * kept task, so the cursor moves on however busy the pass.
 		 */
-		if (pass.budget <= 0 ||
+		if (pass.budget <= 0 || pass.moves == MCP_REBALANCE_MOVES ||
 		    (task_ns && now - start + task_ns > time_budget)) {
 			next = pid;
 			break;
@@ -254,6 +266,10 @@ static void mcp_rebalance_workfn(struct work_struct *work)
 	if (pass.mm)
 		mmput(pass.mm);
 	mutex_unlock(&mcp_place_lock);
+
+	/* Sending may sleep (allocation): never under mcp_place_lock. */
+	for (i = 0; i < pass.moves; i++)
+		mcp_netlink_place_event(&mcp_rebalance_events[i]);
 
 	/* Wall time, so an upper bound of the pass's CPU time. */
 	mcp_counter_add(MCP_CTR_REBALANCE_NS, ktime_get_ns() - start);

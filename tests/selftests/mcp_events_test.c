@@ -343,6 +343,83 @@ TEST(one_event_per_placement)
 	close(fd);
 }
 
+/* A placement knob (Documentation/ABI/testing/sysfs-class-misc-mcp). */
+static long long knob(const char *name, long long set)
+{
+	char path[128], val[32];
+	long long old;
+
+	snprintf(path, sizeof(path), MCP_SYSFS_DIR "/placement/%s", name);
+	old = mcp_read_ll(path);
+	snprintf(val, sizeof(val), "%lld", set);
+	return mcp_write_file(path, val) ? -1 : old;
+}
+
+/*
+ * A kept placement whose memory moves to another node is moved by the
+ * rebalancer, and that move is announced once, with its origin (the
+ * rebalancer sends its events after dropping mcp_place_lock).
+ */
+TEST(rebalancer_move_sends_one_event)
+{
+	static const char *const knobs[] = {
+		"rebalance_ms", "stickiness_ms", "hysteresis_pct", "min_idle_cpus",
+	};
+	static const long long want[] = { 100, 100, 25, 1 };
+	unsigned long from = 1UL << 0, to = 1UL << 1;
+	size_t len = 8 << 20;
+	long long old[4];
+	int fd, family, ret;
+	struct nl_sock *sk;
+	struct ev e = { 0 };
+	char *mem;
+
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	fd = mcp_open();
+	ASSERT_LE(0, fd);
+	REQUIRE_PLACE(fd);
+	if (nr_cpu_nodes() < 2)
+		SKIP(return, "needs two nodes with CPUs");
+	for (int i = 0; i < 4; i++) {
+		old[i] = knob(knobs[i], want[i]);
+		ASSERT_LE(0, old[i]) TH_LOG("knob %s", knobs[i]);
+	}
+	sk = ev_listen(0, &family);
+	ASSERT_NE(NULL, sk);
+
+	ASSERT_EQ(0, place_on(fd, 0, MCP_PLACE_KEEP));
+	EXPECT_EQ(1, ev_read(sk, family, 2000, &e));
+	EXPECT_EQ(MCP_PLACE_ORIGIN_IOCTL, e.origin);
+	/* Memory first touched on node 0, then all moved to node 1. */
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, mem);
+	memset(mem, 1, len);
+	ASSERT_LE(0, syscall(SYS_migrate_pages, 0, sizeof(from) * 8, &from, &to))
+		TH_LOG("migrate_pages: %s", strerror(errno));
+
+	memset(&e, 0, sizeof(e));
+	for (unsigned long long end = mono_ns() + 20000000000ULL; mono_ns() < end;) {
+		ret = ev_read(sk, family, 1000, &e);
+		if (ret == 1 && e.origin == MCP_PLACE_ORIGIN_REBALANCER)
+			break;
+	}
+	EXPECT_EQ(MCP_PLACE_ORIGIN_REBALANCER, e.origin) TH_LOG("no event from the rebalancer");
+	EXPECT_EQ(gettid(), e.pid);
+	EXPECT_EQ(0, e.from_node);
+	EXPECT_EQ(1, e.to_node);
+	EXPECT_EQ(MCP_PLACE_REASON_MEMORY_LOCAL, e.reason);
+	EXPECT_STREQ("mcp_events_test", e.comm);
+	/* Exactly one: the task stays with its memory. */
+	EXPECT_EQ(0, ev_read(sk, family, 500, &e));
+
+	unplace_self(fd);
+	for (int i = 0; i < 4; i++)
+		knob(knobs[i], old[i]);
+	munmap(mem, len);
+	nl_socket_free(sk);
+	close(fd);
+}
+
 TEST(no_event_for_dry_run)
 {
 	int fd, family, i;
