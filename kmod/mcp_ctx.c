@@ -154,15 +154,20 @@ static int mcp_ioctl_bo_create(struct file *file, void *karg)
 	length = ALIGN(length, (arg->flags & MCP_BO_HUGEPAGE) ? PMD_SIZE :
 							       PAGE_SIZE);
 
+	/*
+	 * An explicit node must have memory; a default one (the device's,
+	 * the caller's) may be memoryless and stands for the nearest node
+	 * with memory.  NUMA_NO_NODE: a device of no node takes any.
+	 */
 	if (arg->flags & MCP_BO_NODE) {
 		node = arg->node;
-		if (node < 0 || node >= MAX_NUMNODES || !node_online(node))
+		if (node < 0 || node >= MAX_NUMNODES || !node_online(node) ||
+		    !node_state(node, N_MEMORY))
 			return -EINVAL;
 	} else if (ctx->mdev) {
-		/* NUMA_NO_NODE: a device of no node takes memory anywhere. */
-		node = dev_to_node(&ctx->mdev->pdev->dev);
+		node = mcp_mem_node(dev_to_node(&ctx->mdev->pdev->dev));
 	} else {
-		node = numa_mem_id();
+		node = mcp_mem_node(numa_mem_id());
 	}
 
 	ret = mcp_ctx_check_dev(ctx);

@@ -31,6 +31,7 @@
 #include <linux/uaccess.h>
 
 #include "mcp_dma.h"
+#include "mcp_internal.h"
 
 /* Bytes copied between deadline checks and cond_resched(). */
 #define MCP_CPU_CHUNK		(256 * 1024)
@@ -211,7 +212,8 @@ static int mcp_cpu_worker_create(int cpu)
 	struct mcp_cpu_worker *w;
 	int ret;
 
-	w = kzalloc_node(sizeof(*w), GFP_KERNEL, cpu_to_node(cpu));
+	/* A CPU of a memoryless node: the nearest node's memory. */
+	w = kzalloc_node(sizeof(*w), GFP_KERNEL, mcp_mem_node(cpu_to_node(cpu)));
 	if (!w)
 		return -ENOMEM;
 	spin_lock_init(&w->lock);

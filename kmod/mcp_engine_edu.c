@@ -34,6 +34,7 @@
 
 #include "mcp_ctx.h"
 #include "mcp_dma.h"
+#include "mcp_internal.h"
 #include "mcp_pci.h"
 
 #define MCP_EDU_REG_DMA_SRC	0x80
@@ -285,10 +286,12 @@ static void mcp_edu_release(struct kref *ref)
 struct mcp_engine *mcp_engine_edu_create(struct mcp_dev *mdev)
 {
 	int node = dev_to_node(&mdev->pdev->dev);
+	/* A device on a memoryless node: its state on the nearest memory. */
+	int mem_node = mcp_mem_node(node);
 	struct mcp_edu_engine *eng;
 	int ret;
 
-	eng = kzalloc_node(sizeof(*eng), GFP_KERNEL, node);
+	eng = kzalloc_node(sizeof(*eng), GFP_KERNEL, mem_node);
 	if (!eng)
 		return ERR_PTR(-ENOMEM);
 
@@ -307,7 +310,7 @@ struct mcp_engine *mcp_engine_edu_create(struct mcp_dev *mdev)
 	init_waitqueue_head(&eng->wq);
 	init_completion(&eng->dma_irq);
 
-	eng->thread = kthread_create_on_node(mcp_edu_thread, eng, node,
+	eng->thread = kthread_create_on_node(mcp_edu_thread, eng, mem_node,
 					     "mcp%u_dma", mdev->index);
 	if (IS_ERR(eng->thread)) {
 		ret = PTR_ERR(eng->thread);

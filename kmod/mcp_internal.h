@@ -183,6 +183,7 @@ void mcp_pci_exit(void);
 
 /* mcp_topology.c */
 int mcp_ioctl_get_topology(struct file *file, void *karg);
+int mcp_mem_node(int node);
 
 /*
  * mcp_place.c: MCP_IOC_PLACE / MCP_IOC_UNPLACE, per-task placement state,

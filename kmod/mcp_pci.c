@@ -412,7 +412,8 @@ static int mcp_pci_probe(struct pci_dev *pdev,
 	struct mcp_dev *mdev;
 	int ret;
 
-	mdev = kzalloc_node(sizeof(*mdev), GFP_KERNEL, dev_to_node(&pdev->dev));
+	mdev = kzalloc_node(sizeof(*mdev), GFP_KERNEL,
+			    mcp_mem_node(dev_to_node(&pdev->dev)));
 	if (!mdev)
 		return -ENOMEM;
 	mcp_counter_inc(MCP_CTR_DEVICE_OBJECTS);

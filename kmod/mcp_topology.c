@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * MCP (Model Control Protocol): MCP_IOC_GET_TOPOLOGY, the NUMA nodes, their
- * CPUs, memory and SLIT distances.
+ * CPUs, memory and SLIT distances; mcp_mem_node(), the node whose memory
+ * serves a default choice.
  *
  * The answer is built as a snapshot in kernel buffers and only then copied
  * to the caller, so the counts and the arrays always describe the same
@@ -180,6 +181,41 @@ static int mcp_topology_copy_out(const struct mcp_topology_snapshot *snap,
 			 array3_size(n, n, sizeof(*snap->distances))))
 		return -EFAULT;
 	return 0;
+}
+
+/**
+ * mcp_mem_node() - the node with memory that serves a default on @node
+ * @node:	a node id (a CPU's, a device's), or NUMA_NO_NODE
+ *
+ * A default node (the caller's, a device's, a CPU's) may be a memoryless
+ * node: CPUs or a PCI root without memory.  numa_mem_id() does not help on
+ * kernels without CONFIG_HAVE_MEMORYLESS_NODES (x86), where it is
+ * numa_node_id() itself, and __GFP_THISNODE on such a node always fails.
+ * An explicit node a caller asks for is never mapped through here: it is
+ * refused (-EINVAL) when it has no memory.
+ *
+ * Return: @node when it has memory (N_MEMORY); otherwise the node with
+ * memory nearest to it by node_distance(), the lowest id among equals;
+ * NUMA_NO_NODE for NUMA_NO_NODE, a node id out of range, or no node with
+ * memory (a booting system, never once the module loads).
+ */
+int mcp_mem_node(int node)
+{
+	int nid, dist, best = NUMA_NO_NODE, best_dist = INT_MAX;
+
+	if (node < 0 || node >= MAX_NUMNODES)
+		return NUMA_NO_NODE;
+	if (node_state(node, N_MEMORY))
+		return node;
+	/* Ascending ids and a strict '<': ties go to the lowest id. */
+	for_each_node_state(nid, N_MEMORY) {
+		dist = node_distance(node, nid);
+		if (dist < best_dist) {
+			best = nid;
+			best_dist = dist;
+		}
+	}
+	return best;
 }
 
 /**

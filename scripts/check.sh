@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make check: build everything, run the static checks, the host unit tests,
-# the DKMS and install checks, and the VM selftests on two topologies.
+# the DKMS and install checks, and the VM selftests on three topologies.
 # Ends with one line "N passed, N failed"; exits non-zero on any failure.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -95,5 +95,14 @@ for topo in 2node 4node; do
 		2>&1 | tee "$TALLY_LOG_DIR/vm-$topo.log"
 	add_runner_counts "$TALLY_LOG_DIR/vm-$topo.log"
 done
+
+# A memoryless node and uneven CPUs: the buffer, graph, placement and DMA
+# suites and the memoryless-node tests only, with the cross-check (about
+# 110 s of wall time; a whole suite would add about 6 minutes).
+memless_binaries=mcp_bo_test,mcp_graph_test,mcp_place_test,mcp_dma_test,mcp_memless_test
+echo "==> VM selftests (memless: $memless_binaries)"
+tests/vm/run-vm.py --topology memless --mode selftests --binary "$memless_binaries" \
+	--crosscheck 2>&1 | tee "$TALLY_LOG_DIR/vm-memless.log"
+add_runner_counts "$TALLY_LOG_DIR/vm-memless.log"
 
 tally_summary

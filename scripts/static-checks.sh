@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Static checks of the kernel side: W=1 and sparse builds without warnings,
 # checkpatch --strict on every kernel and uapi file, a self-contained uapi
-# header, sysfs attributes documented, versions that agree.
+# header, sysfs attributes and feature bits documented, versions that agree.
 #
 # Usage: scripts/static-checks.sh [KVER]
 set -uo pipefail
@@ -64,6 +64,35 @@ sysfs_documented() {
 	return $missing
 }
 
+# Every MCP_FEAT_* bit of the uapi header is a row "BIT NAME meaning" of
+# the features table in the ABI document, with the same bit number, and
+# the table names no bit the header lacks.
+features_documented() {
+	local doc=Documentation/ABI/testing/sysfs-class-misc-mcp
+	local name bit defined=0 bad=0
+	while read -r name bit; do
+		defined=$((defined + 1))
+		if ! grep -qE "^[[:space:]]+${bit}[[:space:]]+${name}([[:space:]]|\$)" "$doc"; then
+			echo "feature bit $bit $name of uapi/linux/mcp.h is not in $doc"
+			bad=1
+		fi
+	done < <(sed -nE 's/^#define[[:space:]]+(MCP_FEAT_[A-Z0-9_]+)[[:space:]]+\(1ULL << ([0-9]+)\).*/\1 \2/p' \
+		uapi/linux/mcp.h)
+	if [ "$defined" -eq 0 ]; then
+		echo "no MCP_FEAT_* bits found in uapi/linux/mcp.h"
+		return 1
+	fi
+	for name in $(grep -oE '^[[:space:]]+[0-9]+[[:space:]]+MCP_FEAT_[A-Z0-9_]+' "$doc" |
+		awk '{print $2}'); do
+		if ! grep -qE "^#define[[:space:]]+${name}[[:space:]]" uapi/linux/mcp.h; then
+			echo "$doc documents $name, which uapi/linux/mcp.h does not define"
+			bad=1
+		fi
+	done
+	echo "$defined feature bits checked"
+	return $bad
+}
+
 versions_agree() {
 	local v dkms_v
 	v=$(cat VERSION)
@@ -107,6 +136,7 @@ tally_run uapi-header-c11 uapi_compiles c c11
 tally_run uapi-header-cxx20 uapi_compiles c++ c++20
 tally_run uapi-header-includes uapi_includes
 tally_run sysfs-attributes-documented sysfs_documented
+tally_run feature-bits-documented features_documented
 tally_run versions-agree versions_agree
 tally_run docs-wellformed docs_wellformed
 tally_summary static

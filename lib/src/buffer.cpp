@@ -4,6 +4,7 @@
 // imported dma-bufs (MCP_IOC_BO_IMPORT); their mapping, export and info.
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -145,10 +146,19 @@ Buffer Buffer::create(const Dma &ctx, std::uint64_t length, const BufferOptions 
 						 (options.node ? " on node " + std::to_string(*options.node) +
 									 " (buffers are never placed elsewhere)"
 							       : ""));
-		if (err == EINVAL && options.node)
-			throw Error(err, what + " on " + ctx.name() + " failed: node " +
-						 std::to_string(*options.node) +
-						 " is not an online NUMA node ('mcpctl info' lists them)");
+		// The kernel refuses a node that is offline or has no memory:
+		// say which, and where memory is (when the topology can be read).
+		if (err == EINVAL && options.node) {
+			std::optional<Topology> topo;
+
+			try {
+				topo = detail::context_topology(ctx);
+			} catch (const Error &) {
+			}
+			if (topo)
+				detail::require_memory_node(*topo, *options.node,
+							    what + " on " + ctx.name());
+		}
 		throw Error(err, detail::dma_error_message(err, ctx.name(), what));
 	}
 	// The kernel rounds up; map and bound-check the real length.

@@ -95,6 +95,22 @@ Topology fetch_topology(const TopologyIoctl &call, std::string_view path,
 // fetch_topology() with ioctl(2) on @fd.
 Topology read_topology(int fd, std::string_view path);
 
+// The node whose memory serves @node_id: itself when it has memory, else
+// the node with memory nearest to it by SLIT distance (the lowest id among
+// equals), as the module chooses for a default buffer; nullopt when
+// @node_id is not in @topo or no node has memory.
+std::optional<unsigned> nearest_memory_node(const Topology &topo, unsigned node_id);
+
+// Throws Error(EINVAL), "@what: node 2 has no memory; nearest with memory:
+// 1 (distance 17)" or "@what: node 64 is not an online NUMA node; buffers
+// can go on node 0, 1 ('mcpctl info' lists them)", unless @node is a node
+// of @topo with memory, where an explicitly placed buffer can go.
+void require_memory_node(const Topology &topo, int node, const std::string &what);
+
+// The topology @ctx's buffers live in: device fds do not answer
+// MCP_IOC_GET_TOPOLOGY, so they ask /dev/mcp.
+Topology context_topology(const Dma &ctx);
+
 // Wraps @topo in a C API handle (for tests of the C accessors).
 struct mcp_topo *make_c_topology(Topology topo);
 

@@ -88,42 +88,11 @@ std::uint64_t module_features(const Dma &ctx)
 	return Device::open().version().features;
 }
 
-Topology context_topology(const Dma &ctx)
-{
-	// Device fds do not answer MCP_IOC_GET_TOPOLOGY: ask /dev/mcp.
-	if (ctx.is_host())
-		return detail::read_topology(ctx.fd(), "/dev/mcp");
-	return Device::open().topology();
-}
-
 detail::RuntimeState &require(const std::shared_ptr<detail::RuntimeState> &state)
 {
 	if (!state)
 		throw Error(EBADF, "the runtime is not running (moved from)");
 	return *state;
-}
-
-// "0, 1" or "0 (2 has no memory)": the nodes a buffer may be placed on.
-std::string memory_nodes_text(const Topology &topo)
-{
-	std::string s;
-
-	for (const Node &n : topo.nodes())
-		if (n.mem_total_bytes)
-			s += (s.empty() ? "" : ", ") + std::to_string(n.id);
-	return s.empty() ? "none" : s;
-}
-
-void require_memory_node(const Topology &topo, int node, const std::string &what)
-{
-	const Node *n = node >= 0 ? topo.find(static_cast<unsigned>(node)) : nullptr;
-
-	if (n && n->mem_total_bytes)
-		return;
-	throw Error(EINVAL, what + ": node " + std::to_string(node) +
-				    (n ? " has no memory" : " is not an online NUMA node") +
-				    "; buffers can go on node " + memory_nodes_text(topo) +
-				    " ('mcpctl info' lists them)");
 }
 
 // The node of each of @def's buffers by @options, -1 for the context's
@@ -134,17 +103,17 @@ std::vector<int> buffer_nodes(const GraphDef &def, const LoadOptions &options, c
 
 	if (options.node == -1 && options.buffer_nodes.empty())
 		return nodes;
-	Topology topo = context_topology(ctx);
+	Topology topo = detail::context_topology(ctx);
 	if (options.node != -1)
-		require_memory_node(topo, options.node, "loading graph '" + def.name + "'");
+		detail::require_memory_node(topo, options.node, "loading graph '" + def.name + "'");
 	for (const auto &[name, node] : options.buffer_nodes) {
 		std::optional<std::uint32_t> index = def.find_buffer(name);
 		if (!index)
 			throw Error(ENOENT, "loading graph '" + def.name + "': it has no buffer named '" +
 						    name + "' to place on node " + std::to_string(node));
 		if (node != -1)
-			require_memory_node(topo, node, "loading graph '" + def.name + "', buffer '" +
-								 name + "'");
+			detail::require_memory_node(topo, node, "loading graph '" + def.name +
+									 "', buffer '" + name + "'");
 		nodes[*index] = node;
 	}
 	return nodes;
@@ -372,7 +341,7 @@ Runtime::Runtime(const Dma &ctx, const RuntimeOptions &options)
 		throw Error(EINVAL, "the worker batch must be 1 to " +
 					    std::to_string(MCP_WORKER_CHAIN_MAX) +
 					    " nodes, or 0 for the default");
-	Topology topo = context_topology(ctx);
+	Topology topo = detail::context_topology(ctx);
 	std::vector<unsigned> nodes = options.nodes.empty() ? default_nodes(topo) : options.nodes;
 	if (nodes.empty())
 		throw Error(EINVAL, "no NUMA node has online CPUs for the runtime's workers");

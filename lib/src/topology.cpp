@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// NUMA topology: mcp::Topology, decoding the kernel's arrays, and the
-// size-query/allocate/retry dance of MCP_IOC_GET_TOPOLOGY.
+// NUMA topology: mcp::Topology, decoding the kernel's arrays, the
+// size-query/allocate/retry dance of MCP_IOC_GET_TOPOLOGY, and which node's
+// memory a buffer can go on (the one check behind every --node).
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <limits>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -174,6 +177,66 @@ Topology read_topology(int fd, std::string_view path)
 			return ::ioctl(fd, MCP_IOC_GET_TOPOLOGY, &t) == 0 ? 0 : -errno;
 		},
 		path);
+}
+
+Topology context_topology(const Dma &ctx)
+{
+	if (ctx.is_host())
+		return read_topology(ctx.fd(), "/dev/mcp");
+	return Device::open().topology();
+}
+
+std::optional<unsigned> nearest_memory_node(const Topology &topo, unsigned node_id)
+{
+	const Node *from = topo.find(node_id);
+	std::optional<unsigned> best;
+	unsigned best_dist = std::numeric_limits<unsigned>::max();
+
+	if (!from)
+		return std::nullopt;
+	if (from->mem_total_bytes)
+		return node_id;
+	// Nodes in ascending id order and a strict '<': ties go to the lowest.
+	for (const Node &n : topo.nodes()) {
+		if (!n.mem_total_bytes)
+			continue;
+		unsigned d = topo.distance(node_id, n.id);
+		if (d < best_dist) {
+			best = n.id;
+			best_dist = d;
+		}
+	}
+	return best;
+}
+
+// "0, 1", the nodes with memory, or "none".
+static std::string memory_nodes_text(const Topology &topo)
+{
+	std::string s;
+
+	for (const Node &n : topo.nodes())
+		if (n.mem_total_bytes)
+			s += (s.empty() ? "" : ", ") + std::to_string(n.id);
+	return s.empty() ? "none" : s;
+}
+
+void require_memory_node(const Topology &topo, int node, const std::string &what)
+{
+	const Node *n = node >= 0 ? topo.find(static_cast<unsigned>(node)) : nullptr;
+
+	if (n && n->mem_total_bytes)
+		return;
+	if (!n)
+		throw Error(EINVAL, what + ": node " + std::to_string(node) +
+					    " is not an online NUMA node; buffers can go on node " +
+					    memory_nodes_text(topo) + " ('mcpctl info' lists them)");
+	std::optional<unsigned> near = nearest_memory_node(topo, n->id);
+	if (!near)
+		throw Error(EINVAL, what + ": node " + std::to_string(node) +
+					    " has no memory, and no node has");
+	throw Error(EINVAL, what + ": node " + std::to_string(node) +
+				    " has no memory; nearest with memory: " + std::to_string(*near) +
+				    " (distance " + std::to_string(topo.distance(n->id, *near)) + ")");
 }
 
 } // namespace detail

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static inline int bo_userptr(int fd, void *addr, __u64 len, __u32 flags,
 		      __u32 *handle)
@@ -39,6 +40,19 @@ static inline int bo_destroy(int fd, __u32 handle)
 	struct mcp_bo_destroy d = { .size = sizeof(d), .handle = handle };
 
 	return mcp_ioctl(fd, MCP_IOC_BO_DESTROY, &d);
+}
+
+/* Maps the first @len bytes of the BO (MAP_SHARED); NULL on failure. */
+static inline void *bo_mmap(int fd, __u32 handle, size_t len)
+{
+	struct mcp_bo_info info;
+	void *p;
+
+	if (bo_info(fd, handle, &info) || info.mmap_offset == MCP_BO_NO_MMAP)
+		return NULL;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 info.mmap_offset);
+	return p == MAP_FAILED ? NULL : p;
 }
 
 /* A dma-buf fd of the BO, or -errno. */

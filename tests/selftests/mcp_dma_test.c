@@ -59,19 +59,6 @@ static int bo_import(int fd, int dmabuf, __u32 *handle)
 	return ret;
 }
 
-/* Maps the whole BO (MAP_SHARED); NULL on failure. */
-static void *bo_map(int fd, __u32 handle, size_t len)
-{
-	struct mcp_bo_info info;
-	void *p;
-
-	if (bo_info(fd, handle, &info) || info.mmap_offset == MCP_BO_NO_MMAP)
-		return NULL;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		 info.mmap_offset);
-	return p == MAP_FAILED ? NULL : p;
-}
-
 /* Byte i of pattern seed: distinct per page and per seed. */
 static void fill(void *p, size_t len, unsigned int seed)
 {
@@ -123,6 +110,23 @@ static int engine_info(int fd, __u32 engine, struct mcp_engine_info *info)
 static int set_fault(const char *what)
 {
 	return mcp_write_file(CPU_FAULT, what);
+}
+
+/*
+ * Runs the caller on the first CPU of the node holding BO @handle, so the
+ * cpu engine queues its jobs on one worker in submission order (from a
+ * CPU off that node, e.g. a memoryless node's, they spread over the
+ * node's CPUs).  A node without CPUs leaves the affinity alone.
+ */
+static int pin_to_bo_node(int fd, __u32 handle)
+{
+	struct mcp_bo_info info;
+	int ret = bo_info(fd, handle, &info), cpu;
+
+	if (ret)
+		return ret;
+	cpu = mcp_node_first_cpu(info.node);
+	return cpu < 0 ? 0 : mcp_pin_to_cpu(cpu);
 }
 
 static void read_fault(char *buf, size_t len)
@@ -238,8 +242,8 @@ TEST_F_TIMEOUT(host, cpu_copy_kernel_bos, 120)
 
 		ASSERT_EQ(0, bo_create(self->fd, bolen, &a));
 		ASSERT_EQ(0, bo_create(self->fd, bolen, &b));
-		pa = bo_map(self->fd, a, bolen);
-		pb = bo_map(self->fd, b, bolen);
+		pa = bo_mmap(self->fd, a, bolen);
+		pb = bo_mmap(self->fd, b, bolen);
 		ASSERT_NE(NULL, pa);
 		ASSERT_NE(NULL, pb);
 		fill(pa, len, i);
@@ -260,7 +264,7 @@ TEST_F(host, cpu_copy_offsets_and_empty)
 	char *p;
 
 	ASSERT_EQ(0, bo_create(self->fd, 3 * 4096, &a));
-	p = bo_map(self->fd, a, 3 * 4096);
+	p = bo_mmap(self->fd, a, 3 * 4096);
 	ASSERT_NE(NULL, p);
 	fill(p, 4096, 7);
 
@@ -326,7 +330,7 @@ TEST_F(host, cpu_copy_imported_dmabuf)
 
 	ASSERT_LE(0, other);
 	ASSERT_EQ(0, bo_create(other, len, &a));
-	pa = bo_map(other, a, len);
+	pa = bo_mmap(other, a, len);
 	ASSERT_NE(NULL, pa);
 	fill(pa, len, 11);
 	dmabuf = bo_export(other, a);
@@ -335,7 +339,7 @@ TEST_F(host, cpu_copy_imported_dmabuf)
 	close(dmabuf);
 
 	ASSERT_EQ(0, bo_create(self->fd, len, &b));
-	pb = bo_map(self->fd, b, len);
+	pb = bo_mmap(self->fd, b, len);
 	ASSERT_NE(NULL, pb);
 	ASSERT_EQ(0, dma_copy(self->fd, MCP_ENGINE_CPU, imp, b, len));
 	EXPECT_EQ(-1, check(pb, len, 11));
@@ -541,7 +545,7 @@ TEST_F_TIMEOUT(host, in_fence_chain_of_100, 60)
 	ASSERT_EQ(0, bo_create_on(self->fd, 64 * MIB, 0, &g1));
 	ASSERT_EQ(0, bo_create_on(self->fd, 64 * MIB, 0, &g2));
 	for (int i = 0; i < 2; i++) {
-		slots[i] = bo_map(self->fd, bo[i], 4096);
+		slots[i] = bo_mmap(self->fd, bo[i], 4096);
 		ASSERT_NE(NULL, slots[i]);
 	}
 	slots[0][0] = 0x1122334455667788ULL;
@@ -733,6 +737,8 @@ TEST_F(host, close_with_jobs_in_flight)
 
 	ASSERT_EQ(0, bo_create(self->fd, MIB, &a));
 	ASSERT_EQ(0, bo_create(self->fd, MIB, &b));
+	/* The first job submitted must be the first to run: the stall. */
+	ASSERT_EQ(0, pin_to_bo_node(self->fd, a));
 	ASSERT_EQ(0, set_fault("stall 1"));
 	/* A long stall, and jobs behind it on its worker and its fence. */
 	dma_arg(&s, MCP_ENGINE_CPU, a, b, MIB);
@@ -829,8 +835,8 @@ static void *copy_worker(void *p)
 		w->failed = w->jobs;
 		return NULL;
 	}
-	pa = bo_map(w->fd, a, 4096);
-	pb = bo_map(w->fd, b, 4096);
+	pa = bo_mmap(w->fd, a, 4096);
+	pb = bo_mmap(w->fd, b, 4096);
 	if (!pa || !pb) {
 		w->failed = w->jobs;
 		return NULL;
@@ -1024,8 +1030,8 @@ TEST_F(host, generic_device_cpu_engine_only)
 	ASSERT_EQ(0, bo_create(devfd, 8192, &a));
 	ASSERT_EQ(0, bo_create(devfd, 8192, &b));
 	EXPECT_EQ(-ENOENT, dma_copy(devfd, MCP_ENGINE_DEVICE, a, b, 8192));
-	pa = bo_map(devfd, a, 8192);
-	pb = bo_map(devfd, b, 8192);
+	pa = bo_mmap(devfd, a, 8192);
+	pb = bo_mmap(devfd, b, 8192);
 	ASSERT_NE(NULL, pa);
 	ASSERT_NE(NULL, pb);
 	fill(pa, 8192, 77);
@@ -1120,8 +1126,8 @@ TEST_F_TIMEOUT(edu, round_trips, 120)
 
 		ASSERT_EQ(0, bo_create(self->devfd, bolen, &a));
 		ASSERT_EQ(0, bo_create(self->devfd, bolen, &b));
-		pa = bo_map(self->devfd, a, bolen);
-		pb = bo_map(self->devfd, b, bolen);
+		pa = bo_mmap(self->devfd, a, bolen);
+		pb = bo_mmap(self->devfd, b, bolen);
 		ASSERT_NE(NULL, pa);
 		ASSERT_NE(NULL, pb);
 		fill(pa, bolen, 40 + i);
@@ -1186,8 +1192,8 @@ TEST_F_TIMEOUT(edu, timeout_resets_engine, 60)
 
 	ASSERT_EQ(0, bo_create(self->devfd, 4096, &a));
 	ASSERT_EQ(0, bo_create(self->devfd, 4096, &b));
-	pa = bo_map(self->devfd, a, 4096);
-	pb = bo_map(self->devfd, b, 4096);
+	pa = bo_mmap(self->devfd, a, 4096);
+	pb = bo_mmap(self->devfd, b, 4096);
 	ASSERT_NE(NULL, pa);
 	ASSERT_NE(NULL, pb);
 	dma_arg(&s, MCP_ENGINE_DEVICE, a, b, 4096);
@@ -1215,8 +1221,8 @@ TEST_F_TIMEOUT(edu, cpu_then_edu_chain, 60)
 	ASSERT_EQ(0, bo_create(self->devfd, 8192, &a));
 	ASSERT_EQ(0, bo_create(self->devfd, 8192, &b));
 	ASSERT_EQ(0, bo_create(self->devfd, 8192, &c));
-	pa = bo_map(self->devfd, a, 8192);
-	pc = bo_map(self->devfd, c, 8192);
+	pa = bo_mmap(self->devfd, a, 8192);
+	pc = bo_mmap(self->devfd, c, 8192);
 	ASSERT_NE(NULL, pa);
 	ASSERT_NE(NULL, pc);
 	fill(pa, 8192, 21);

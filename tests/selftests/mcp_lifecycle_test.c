@@ -8,10 +8,11 @@
  * The module is loaded from $MCP_MODULE (default /lib/modules/mcp.ko) with
  * finit_module(); every test leaves it loaded.
  */
+/* First: it defines _GNU_SOURCE for every libc header after it. */
+#include "mcp_test.h"
+
 #include <grp.h>
 #include <sys/wait.h>
-
-#include "mcp_test.h"
 
 FIXTURE(life) {
 	int unused;

@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +123,45 @@ static inline long long mcp_read_ll(const char *path)
 	if (errno || end == buf || (*end && *end != '\n'))
 		return -1;
 	return v;
+}
+
+/*
+ * Whether node @n has memory (/sys/devices/system/node/has_memory): a
+ * memoryless node (the memless topology's node 2) cannot hold a buffer.
+ * Unreadable: 1, as on kernels that have no memoryless nodes.
+ */
+static inline int mcp_node_has_memory(int n)
+{
+	unsigned char set[64] = { 0 };
+	char buf[256];
+
+	if (mcp_read_file("/sys/devices/system/node/has_memory", buf, sizeof(buf)) <= 0 ||
+	    mcp_parse_list(buf, set, 64) < 0)
+		return 1;
+	return n >= 0 && n < 64 && set[n];
+}
+
+/* The first CPU of node @n (its nodeN/cpulist); -1 for none. */
+static inline int mcp_node_first_cpu(int n)
+{
+	char path[96], buf[1024], *end;
+	long cpu;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", n);
+	if (n < 0 || mcp_read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	cpu = strtol(buf, &end, 10);
+	return end == buf ? -1 : (int)cpu;
+}
+
+/* Runs the calling thread on @cpu only; 0 or -errno. */
+static inline int mcp_pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
 static inline long long mcp_open_fds(void)

@@ -3,6 +3,8 @@
 // size-query/ENOSPC/retry loop, on synthetic data (no kernel needed).
 #include <cerrno>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <criterion/criterion.h>
@@ -278,4 +280,80 @@ Test(topology_fetch, kernel_errors_pass_through)
 
 	cr_expect_eq(thrown_errno([&] { mcp::detail::fetch_topology(efault, "/dev/mcp"); }), EFAULT);
 	cr_expect_eq(thrown_errno([&] { mcp::detail::fetch_topology(bogus, "/dev/mcp"); }), EPROTO);
+}
+
+// ---- where a buffer's memory can come from ---------------------------------
+
+namespace {
+
+// The memless VM: node 0 CPU 0 + 1 GiB, node 1 CPUs 1-3 + 1 GiB, node 2
+// CPUs 4-5 without memory; distances 0-1 31, 0-2 24, 1-2 17.
+mcp::Topology memless_topology()
+{
+	return mcp::Topology({test::node(0, {0}, 1024 * test::MiB, 900 * test::MiB),
+			      test::node(1, {1, 2, 3}, 1024 * test::MiB, 900 * test::MiB),
+			      test::node(2, {4, 5}, 0, 0)},
+			     {10, 31, 24, 31, 10, 17, 24, 17, 10}, 6, 6);
+}
+
+// The message of the mcp::Error @fn throws, "" for none.
+template <typename Fn>
+std::string thrown_message(Fn &&fn)
+{
+	try {
+		fn();
+	} catch (const mcp::Error &e) {
+		return e.what();
+	}
+	return "";
+}
+
+} // namespace
+
+Test(topology_memory, nearest_memory_node)
+{
+	mcp::Topology t = memless_topology();
+
+	cr_expect_eq(mcp::detail::nearest_memory_node(t, 0), std::optional<unsigned>(0));
+	cr_expect_eq(mcp::detail::nearest_memory_node(t, 1), std::optional<unsigned>(1));
+	cr_expect_eq(mcp::detail::nearest_memory_node(t, 2), std::optional<unsigned>(1));
+	cr_expect_eq(mcp::detail::nearest_memory_node(t, 3), std::nullopt);
+}
+
+// Equal distances: the lowest id, as the module's mcp_mem_node() takes.
+Test(topology_memory, nearest_memory_node_ties_take_the_lowest_id)
+{
+	mcp::Topology t({test::node(1, {0}, test::MiB, 0), test::node(3, {1}, 0, 0),
+			 test::node(5, {2}, test::MiB, 0)},
+			{10, 20, 20, 20, 10, 20, 20, 20, 10}, 3, 3);
+
+	cr_expect_eq(mcp::detail::nearest_memory_node(t, 3), std::optional<unsigned>(1));
+}
+
+Test(topology_memory, no_node_has_memory)
+{
+	mcp::Topology t({test::node(0, {0}, 0, 0)}, {10}, 1, 1);
+	std::string msg = thrown_message([&] { mcp::detail::require_memory_node(t, 0, "x"); });
+
+	cr_expect_eq(mcp::detail::nearest_memory_node(t, 0), std::nullopt);
+	cr_expect_str_eq(msg.c_str(), "x: node 0 has no memory, and no node has");
+}
+
+Test(topology_memory, require_memory_node_messages)
+{
+	mcp::Topology t = memless_topology();
+	std::string memless = thrown_message([&] {
+		mcp::detail::require_memory_node(t, 2, "creating a buffer");
+	});
+	std::string offline = thrown_message([&] { mcp::detail::require_memory_node(t, 64, "x"); });
+
+	cr_expect_eq(thrown_errno([&] { mcp::detail::require_memory_node(t, 1, "x"); }), 0);
+	cr_expect_eq(thrown_errno([&] { mcp::detail::require_memory_node(t, 2, "x"); }), EINVAL);
+	cr_expect_str_eq(memless.c_str(),
+			 "creating a buffer: node 2 has no memory; nearest with memory: 1 "
+			 "(distance 17)");
+	cr_expect_str_eq(offline.c_str(),
+			 "x: node 64 is not an online NUMA node; buffers can go on node 0, 1 "
+			 "('mcpctl info' lists them)");
+	cr_expect_eq(thrown_errno([&] { mcp::detail::require_memory_node(t, -3, "x"); }), EINVAL);
 }

@@ -68,9 +68,11 @@ run_selftests() {
 	for bin in /opt/mcp/selftests/mcp_*_test; do
 		[ -x "$bin" ] || continue
 		name=${bin##*/}
-		if [ -n "$MCP_BINARY" ] && [ "$name" != "$MCP_BINARY" ]; then
-			continue
-		fi
+		# MCP_BINARY: one name, or several separated by commas.
+		case ",$MCP_BINARY," in
+		,,|*",$name,"*) ;;
+		*) continue ;;
+		esac
 		set --
 		[ -n "$MCP_TEST" ] && set -- -t "$MCP_TEST"
 		begin selftest "$name"

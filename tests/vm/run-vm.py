@@ -35,7 +35,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
-# name -> (nodes: list of (cpus "a-b" or "a", mem MiB), distance matrix)
+# name -> (nodes: list of (cpus "a-b" or "a", mem MiB, 0 for none), distance
+# matrix)
 TOPOLOGIES = {
     # 2 nodes x 2 CPUs, 1 GiB each, remote distance 21 (DESIGN.md section 6).
     "2node": ([("0-1", 1024), ("2-3", 1024)],
@@ -50,6 +51,14 @@ TOPOLOGIES = {
                [17, 10, 16, 22],
                [23, 17, 10, 16],
                [29, 23, 17, 10]]),
+    # Uneven CPUs and a memoryless node, as CPU-only sockets, CXL or HBM
+    # layouts have: node 0 CPU 0 + 1 GiB, node 1 CPUs 1-3 + 1 GiB, node 2
+    # CPUs 4-5 and no memory.  Node 2's nearest node with memory is node 1
+    # (17), then node 0 (24); nodes 0 and 1 are far apart (31).
+    "memless": ([("0", 1024), ("1-3", 1024), ("4-5", 0)],
+                [[10, 31, 24],
+                 [31, 10, 17],
+                 [24, 17, 10]]),
 }
 
 # Kernel log lines that fail the run.
@@ -80,9 +89,12 @@ def kernel_version():
     return out.stdout.strip()
 
 
-def qemu_command(topology, kernel, initrd, ncpus=4, mem_mib=2048,
-                 tcg_thread="single", cpu="max", kernel_args=""):
+def qemu_command(topology, kernel, initrd, tcg_thread="single", cpu="max",
+                 kernel_args=""):
     nodes, dist = TOPOLOGIES[topology]
+    cpus, _ = expected_topology(topology)
+    ncpus = sum(len(c) for c in cpus)
+    mem_mib = sum(mib for _, mib in nodes)
     cmd = ["qemu-system-x86_64",
            "-accel", "tcg,thread=%s" % tcg_thread, "-cpu", cpu,
            "-m", "%dM" % mem_mib,
@@ -90,10 +102,13 @@ def qemu_command(topology, kernel, initrd, ncpus=4, mem_mib=2048,
            # nodes make the guest print a topology_sane WARNING.
            "-smp", "%d,sockets=%d,cores=1,threads=1" % (ncpus, ncpus),
            "-net", "none", "-nographic", "-no-reboot"]
-    for i, (cpus, mib) in enumerate(nodes):
-        cmd += ["-object", "memory-backend-ram,id=m%d,size=%dM" % (i, mib)]
-    for i, (cpus, mib) in enumerate(nodes):
-        cmd += ["-numa", "node,nodeid=%d,cpus=%s,memdev=m%d" % (i, cpus, i)]
+    for i, (_, mib) in enumerate(nodes):
+        if mib:
+            cmd += ["-object", "memory-backend-ram,id=m%d,size=%dM" % (i, mib)]
+    # A node without memdev is memoryless: CPUs only (SRAT has no memory
+    # range for it; Linux brings it up with N_CPU and not N_MEMORY).
+    for i, (spec, mib) in enumerate(nodes):
+        cmd += ["-numa", "node,nodeid=%d,cpus=%s%s" % (i, spec, ",memdev=m%d" % i if mib else "")]
     # Every ordered pair, so QEMU never has to guess a missing distance.
     for i in range(len(nodes)):
         for j in range(len(nodes)):
@@ -262,7 +277,9 @@ def crosscheck(json_text, numactl_text, topology):
             if abs(mib - nsize[nid]) > 1:
                 problems.append("node %d size: mcpctl %d MiB, numactl %d MB" % (nid, mib, nsize[nid]))
             free = n.get("mem_free_bytes", -1)
-            if not 0 < free <= n.get("mem_total_bytes", -1):
+            total = n.get("mem_total_bytes", -1)
+            # A memoryless node has nothing, free or not.
+            if not (0 < free <= total or free == total == 0):
                 problems.append("node %d mem_free_bytes %d not in (0, total]" % (nid, free))
     want_cpus, want_dist = expected_topology(topology)
     if info.get("cpus_online") != sum(len(c) for c in want_cpus):
@@ -351,7 +368,10 @@ def main():
     ap.add_argument("--mcpctl", help="default: BUILD_DIR/tools/mcpctl/mcpctl")
     ap.add_argument("--bench-dir", help="default: BUILD_DIR/bench")
     ap.add_argument("--test", help="run only the selftest named NAME (or FIXTURE.NAME)")
-    ap.add_argument("--binary", help="run only this selftest binary (e.g. mcp_version_test)")
+    ap.add_argument("--binary", help="run only this selftest binary (e.g. mcp_version_test), "
+                    "or these, comma-separated (mcp_bo_test,mcp_dma_test)")
+    ap.add_argument("--crosscheck", action="store_true",
+                    help="with --test or --binary, still run the cross-check")
     ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                     help="environment for the selftests in the VM (e.g. MCP_FUZZ_SEED=7)")
     # One host thread for all vCPUs: multi-threaded TCG left vCPUs that
@@ -400,9 +420,9 @@ def main():
     if args.mode == "bench":
         build += ["-B", bench_dir]
     # A plain selftests run includes the cross-check when mcpctl is built;
-    # a run filtered to one test or binary does not.
+    # a run filtered to one test or binary does not, unless --crosscheck.
     want_cross = args.mode in ("demo", "crosscheck", "all") or (
-        args.mode == "selftests" and not args.test and not args.binary
+        args.mode == "selftests" and (args.crosscheck or not (args.test or args.binary))
         and os.access(mcpctl, os.X_OK))
     for kv in args.env:
         build += ["-E", kv]

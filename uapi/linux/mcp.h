@@ -606,9 +606,12 @@ struct mcp_irq_unmask {
  * @flags:	in: MCP_BO_*
  * @length:	in: bytes, 1 .. MCP_BO_MAX_LENGTH, rounded up to a page
  *		(to 2 MiB with MCP_BO_HUGEPAGE)
- * @node:	in: with MCP_BO_NODE, an online NUMA node; otherwise the
- *		device's node (any node, the caller's first, for a device
- *		without one), or the caller's on the host context
+ * @node:	in: with MCP_BO_NODE, an online NUMA node with memory
+ *		(-EINVAL for one without); otherwise the device's node (any
+ *		node, the caller's first, for a device without one), or the
+ *		caller's on the host context, where a default node without
+ *		memory stands for the nearest node with memory (SLIT
+ *		distance, the lowest id among equals)
  * @handle:	out: the new BO's handle, never 0
  * @reserved:	in: must be 0
  *
