@@ -120,6 +120,13 @@ void Buffer::reset() noexcept
 	ctx_ = Dma();
 }
 
+// Huge-page BOs are whole 2 MiB blocks from the page allocator, not
+// pages of the hugetlbfs pool: nr_hugepages does not help, compaction does.
+static const char huge_block_shortage[] =
+	"free 2 MiB blocks of contiguous memory (huge-page buffers take them from the page "
+	"allocator, not from the /proc/sys/vm/nr_hugepages pool: free memory, or compact it "
+	"with 'echo 1 > /proc/sys/vm/compact_memory')";
+
 Buffer Buffer::create(const Dma &ctx, std::uint64_t length, const BufferOptions &options)
 {
 	struct mcp_bo_create arg = {};
@@ -140,8 +147,7 @@ Buffer Buffer::create(const Dma &ctx, std::uint64_t length, const BufferOptions 
 
 		if (err == ENOMEM)
 			throw Error(err, what + " on " + ctx.name() + " failed: not enough " +
-						 (options.hugepage ? "free huge pages (reserve them in "
-								     "/proc/sys/vm/nr_hugepages)"
+						 (options.hugepage ? huge_block_shortage
 								   : std::string("free memory")) +
 						 (options.node ? " on node " + std::to_string(*options.node) +
 									 " (buffers are never placed elsewhere)"

@@ -474,4 +474,18 @@ TEST_F(mcpctl_dma, bo_create_on_each_node_and_pin)
 	EXPECT_NE(NULL, strstr(out, "mcpctl: ")) TH_LOG("%s", out);
 }
 
+/*
+ * Huge-page BOs are 2 MiB blocks of the page allocator: a request the
+ * VM cannot hold is refused pointing at compaction, not at the hugetlbfs
+ * pool (nr_hugepages), which the module never uses.
+ */
+TEST_F(mcpctl_dma, hugepage_bo_too_large_names_compaction)
+{
+	char out[4096];
+
+	EXPECT_EQ(1, MCP_MCPCTL(out, "bo", "create", "host", "--size", "4G", "--hugepage"));
+	EXPECT_NE(NULL, strstr(out, "2 MiB blocks")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "compact_memory")) TH_LOG("%s", out);
+}
+
 MCP_TEST_MAIN
