@@ -26,20 +26,25 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cpuset.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-direct.h>
 #include <linux/dma-mapping.h>
 #include <linux/highmem.h>
 #include <linux/hugetlb_inline.h>
 #include <linux/magic.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
+#include <linux/mmzone.h>
 #include <linux/module.h>
 #include <linux/nodemask.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/user.h>
 #include <linux/sched/signal.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/swiotlb.h>
+#include <linux/vmstat.h>
 #include <linux/vmalloc.h>
 
 #include "mcp_bo.h"
@@ -241,32 +246,184 @@ static struct page *mcp_bo_alloc_piece(struct device *dev, int node,
 }
 
 /*
- * Zeroed pages on @node only (NUMA_NO_NODE: any, the caller's first), that
- * @dev (NULL: none) reaches; order 9 pieces split into 4 KiB pages.
- * GFP_USER, not GFP_HIGHUSER: highmem does not mix with a zone.
+ * Admission of kernel BOs.  A request is checked against what can be had
+ * before a page is allocated, and refused at once with -ENOMEM when it
+ * cannot: allocating page by page first would drain the machine for
+ * seconds and leave the OOM killer to pick a victim, which cannot be the
+ * caller, whose RSS does not show the buffer.  What can be had is the
+ * least of
+ *
+ *  - the tightest memory.max of the caller's memory cgroup and its
+ *    ancestors (a module cannot read a cgroup's file cache in 6.1, so its
+ *    room below the limit is left to the charge of __GFP_ACCOUNT, which
+ *    with __GFP_NORETRY fails after one reclaim pass, without an OOM kill);
+ *  - the free pages above the high watermark of every zone the allocation
+ *    may use, on the requested node or on the nodes of the caller's
+ *    cpuset, plus half of their file cache, which reclaim gives back;
+ *  - si_mem_available(), the kernel's own estimate of MemAvailable;
+ *
+ * less the pages other callers are allocating right now
+ * (mcp_bo_inflight) and 1/32 of it as headroom.  The check is made again
+ * every MCP_BO_ADMIT_STEP pages while allocating, so a request that fit
+ * at first but no longer does (someone else took the memory) stops early.
  */
-static int mcp_bo_alloc_pages(struct mcp_bo *bo, struct device *dev,
-			      int node, bool huge)
+
+/* Pages reserved by kernel BOs being allocated now, not yet allocated. */
+static atomic_long_t mcp_bo_inflight = ATOMIC_LONG_INIT(0);
+
+/* Admission is checked again every 2 MiB allocated. */
+#define MCP_BO_ADMIT_STEP	(SZ_2M >> PAGE_SHIFT)
+
+/*
+ * Pages @node's zones up to @highest can give at once: the free pages
+ * above each zone's high watermark, and half of its file cache.
+ */
+static unsigned long mcp_bo_node_room(int node, enum zone_type highest)
+{
+	pg_data_t *pgdat = NODE_DATA(node);
+	unsigned long room = 0;
+	int i;
+
+	for (i = 0; i <= highest; i++) {
+		struct zone *zone = &pgdat->node_zones[i];
+		unsigned long free, high, file;
+
+		if (!populated_zone(zone))
+			continue;
+		free = zone_page_state(zone, NR_FREE_PAGES);
+		high = high_wmark_pages(zone);
+		file = zone_page_state(zone, NR_ZONE_ACTIVE_FILE) +
+		       zone_page_state(zone, NR_ZONE_INACTIVE_FILE);
+		if (free > high)
+			room += free - high;
+		room += file / 2;
+	}
+	return room;
+}
+
+/*
+ * Pages an allocation with @gfp on @node (NUMA_NO_NODE: the nodes of the
+ * caller's cpuset) can have, less 1/32 headroom.
+ */
+static unsigned long mcp_bo_room(int node, gfp_t gfp)
+{
+	enum zone_type highest = gfp_zone(gfp);
+	unsigned long room = 0;
+	long avail;
+	nodemask_t mems;
+	int nid;
+
+	if (node != NUMA_NO_NODE) {
+		room = mcp_bo_node_room(node, highest);
+	} else {
+		nodes_and(mems, cpuset_current_mems_allowed,
+			  node_states[N_MEMORY]);
+		for_each_node_mask(nid, mems)
+			room += mcp_bo_node_room(nid, highest);
+	}
+	avail = si_mem_available();
+	room = min(room, avail > 0 ? (unsigned long)avail : 0UL);
+	return room - room / 32;
+}
+
+/*
+ * The tightest memory.max, in pages, of the caller's memory cgroup and its
+ * ancestors; ULONG_MAX without one.
+ */
+static unsigned long mcp_bo_memcg_limit(void)
+{
+	unsigned long limit = ULONG_MAX;
+	struct mem_cgroup *memcg, *iter;
+
+	if (mem_cgroup_disabled() || !current->mm)
+		return limit;
+	memcg = get_mem_cgroup_from_mm(current->mm);
+	for (iter = memcg; iter; iter = parent_mem_cgroup(iter))
+		limit = min(limit, READ_ONCE(iter->memory.max));
+	mem_cgroup_put(memcg);
+	return limit;
+}
+
+/*
+ * @want pages, of which the caller has reserved all in mcp_bo_inflight,
+ * still fit beside the other callers' reservations.
+ */
+static bool mcp_bo_fits(unsigned long want, int node, gfp_t gfp)
+{
+	long others = atomic_long_read(&mcp_bo_inflight) - (long)want;
+	unsigned long room = mcp_bo_room(node, gfp);
+
+	if (others < 0)
+		others = 0;
+	return room > (unsigned long)others && want <= room - others;
+}
+
+/*
+ * Reserves @npages for an allocation with @gfp on @node, or refuses them
+ * with -ENOMEM.  Reserved first and checked after, so two callers that
+ * check at once see each other.  Released with mcp_bo_unreserve() as the
+ * pages come, or when the allocation ends.
+ */
+static int mcp_bo_admit(unsigned long npages, int node, gfp_t gfp)
+{
+	if (npages > mcp_bo_memcg_limit())
+		return -ENOMEM;
+	atomic_long_add(npages, &mcp_bo_inflight);
+	if (mcp_bo_fits(npages, node, gfp))
+		return 0;
+	atomic_long_sub(npages, &mcp_bo_inflight);
+	return -ENOMEM;
+}
+
+static void mcp_bo_unreserve(unsigned long npages)
+{
+	atomic_long_sub(npages, &mcp_bo_inflight);
+}
+
+/*
+ * Flags of the pages of a BO on @node only (NUMA_NO_NODE: any, the
+ * caller's first), that @dev (NULL: none) reaches.  Charged to the
+ * caller's memory cgroup; failing, after one reclaim pass, without a
+ * warning and without the OOM killer.  GFP_USER, not GFP_HIGHUSER:
+ * highmem does not mix with a zone.
+ */
+static gfp_t mcp_bo_pages_gfp(struct device *dev, int node)
 {
 	gfp_t gfp = GFP_USER | __GFP_ZERO | __GFP_ACCOUNT | __GFP_NOWARN |
-		    __GFP_RETRY_MAYFAIL;
-	unsigned int order = huge ? MCP_BO_HUGE_ORDER : 0;
-	unsigned long i, j, step = 1UL << order;
-	struct page *page;
-	int ret = -ENOMEM;
+		    __GFP_NORETRY;
 
 	if (node != NUMA_NO_NODE)
 		gfp |= __GFP_THISNODE;
 	if (dev)
 		gfp |= mcp_bo_dev_zone(dev);
-	if (huge)
-		gfp = (gfp & ~__GFP_RETRY_MAYFAIL) | __GFP_NORETRY;
+	return gfp;
+}
+
+/*
+ * Zeroed pages of @gfp (mcp_bo_pages_gfp()) on @node that @dev reaches;
+ * order 9 pieces split into 4 KiB pages.  Takes over the caller's
+ * admission of all of @bo's pages (mcp_bo_admit()) and releases it.
+ */
+static int mcp_bo_alloc_pages(struct mcp_bo *bo, struct device *dev,
+			      int node, gfp_t gfp, bool huge)
+{
+	unsigned int order = huge ? MCP_BO_HUGE_ORDER : 0;
+	unsigned long i, j, step = 1UL << order;
+	unsigned long reserved = bo->npages;
+	struct page *page;
+	int ret = -ENOMEM;
 
 	for (i = 0; i < bo->npages; i += step) {
 		/* Up to 4 GiB of zeroing: a killed caller stops here. */
 		if (fatal_signal_pending(current)) {
 			ret = -EINTR;
 			goto err_free_pages;
+		}
+		if (i && !(i % MCP_BO_ADMIT_STEP)) {
+			mcp_bo_unreserve(reserved - (bo->npages - i));
+			reserved = bo->npages - i;
+			if (!mcp_bo_fits(reserved, node, gfp))
+				goto err_free_pages;
 		}
 		page = mcp_bo_alloc_piece(dev, node, gfp, order);
 		if (!page)
@@ -277,10 +434,12 @@ static int mcp_bo_alloc_pages(struct mcp_bo *bo, struct device *dev,
 			bo->pages[i + j] = page + j;
 		cond_resched();
 	}
+	mcp_bo_unreserve(reserved);
 	mcp_counter_add(MCP_CTR_BO_KERNEL_PAGES, bo->npages);
 	return 0;
 
 err_free_pages:
+	mcp_bo_unreserve(reserved);
 	mcp_bo_free_pages(bo->pages, i);
 	return ret;
 }
@@ -360,12 +519,22 @@ static int mcp_bo_coherent_node(struct mcp_bo *bo, int *node)
 	return 0;
 }
 
-/* Coherent memory of the device: a kernel and a bus address, no pages. */
+/*
+ * Coherent memory of the device: a kernel and a bus address, no pages.
+ * Admitted as pages are (mcp_bo_admit()), in one piece.
+ */
 static int mcp_bo_alloc_coherent(struct mcp_bo *bo)
 {
-	bo->coherent = dma_alloc_coherent(mcp_bo_dev(bo), bo->length,
-					  &bo->coherent_dma,
+	struct device *dev = mcp_bo_dev(bo);
+	gfp_t gfp = GFP_KERNEL | mcp_bo_dev_zone(dev);
+	int ret;
+
+	ret = mcp_bo_admit(bo->npages, NUMA_NO_NODE, gfp);
+	if (ret)
+		return ret;
+	bo->coherent = dma_alloc_coherent(dev, bo->length, &bo->coherent_dma,
 					  GFP_KERNEL | __GFP_NOWARN);
+	mcp_bo_unreserve(bo->npages);
 	if (!bo->coherent)
 		return -ENOMEM;
 	mcp_counter_add(MCP_CTR_BO_KERNEL_PAGES, bo->npages);
@@ -390,7 +559,8 @@ static void mcp_bo_free_coherent(struct mcp_bo *bo)
  * which dma_alloc_coherent() does not charge there, is charged to the
  * caller's user against RLIMIT_MEMLOCK instead (mcp_bo_charge_user()).
  *
- * Return: the BO with one reference, or an ERR_PTR: -ENOMEM when @node
+ * Return: the BO with one reference, or an ERR_PTR: -ENOMEM at once
+ * for a request that cannot be had (mcp_bo_admit()), or when @node
  * has not the memory (or no free 2 MiB pages, or none the device can
  * address), when coherent memory of the device is not on @node and
  * MCP_BO_NODE asked for it, or when coherent memory would exceed
@@ -401,12 +571,15 @@ struct mcp_bo *mcp_bo_create_kernel(struct mcp_dev *mdev, u64 length,
 				    u32 flags, int node)
 {
 	bool coherent = mdev && (flags & MCP_BO_COHERENT);
+	struct device *dev;
 	struct mcp_bo *bo;
+	gfp_t gfp;
 	int ret;
 
 	bo = mcp_bo_alloc(mdev, MCP_BO_KIND_KERNEL, flags, length);
 	if (!bo)
 		return ERR_PTR(-ENOMEM);
+	dev = mdev ? mcp_bo_dev(bo) : NULL;
 
 	if (coherent) {
 		ret = mcp_bo_charge_user(bo);
@@ -425,11 +598,16 @@ struct mcp_bo *mcp_bo_create_kernel(struct mcp_dev *mdev, u64 length,
 		return bo;
 	}
 
-	ret = mcp_bo_alloc_page_array(bo);
+	gfp = mcp_bo_pages_gfp(dev, node);
+	ret = mcp_bo_admit(bo->npages, node, gfp);
 	if (ret)
 		goto err_free_bo;
-	ret = mcp_bo_alloc_pages(bo, mdev ? mcp_bo_dev(bo) : NULL, node,
-				 flags & MCP_BO_HUGEPAGE);
+	ret = mcp_bo_alloc_page_array(bo);
+	if (ret) {
+		mcp_bo_unreserve(bo->npages);
+		goto err_free_bo;
+	}
+	ret = mcp_bo_alloc_pages(bo, dev, node, gfp, flags & MCP_BO_HUGEPAGE);
 	if (ret)
 		goto err_free_bo;
 	bo->node = mcp_bo_pages_node(bo);

@@ -28,6 +28,9 @@
 #include "mcp_internal.h"
 #include "mcp_pci.h"
 
+/* The last drm-client-id given out (mcp_fdinfo.c). */
+static atomic64_t mcp_ctx_client_ids = ATOMIC64_INIT(0);
+
 /**
  * mcp_ctx_create() - the context of a new /dev/mcp file or device fd
  * @mdev:	the device (the context takes a reference), NULL for /dev/mcp
@@ -45,6 +48,7 @@ struct mcp_ctx *mcp_ctx_create(struct mcp_dev *mdev)
 	mutex_init(&ctx->lock);
 	xa_init_flags(&ctx->bos, XA_FLAGS_ALLOC1);
 	xa_init_flags(&ctx->graphs, XA_FLAGS_ALLOC1);
+	ctx->client_id = atomic64_inc_return(&mcp_ctx_client_ids);
 	if (mdev) {
 		mcp_dev_get(mdev);
 		ctx->mdev = mdev;

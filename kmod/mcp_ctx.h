@@ -52,6 +52,8 @@ struct vm_area_struct;
  *		struct mcp_worker_chain)
  * @sched:	graph executions and workers, owned by mcp_sched.c; NULL
  *		until the first use
+ * @client_id:	unique among all contexts since the module was loaded:
+ *		drm-client-id of the fd's fdinfo (mcp_fdinfo.c)
  */
 struct mcp_ctx {
 	struct mcp_dev *mdev;
@@ -62,6 +64,7 @@ struct mcp_ctx {
 	struct xarray graphs;
 	u32 next_graph;
 	struct mcp_sched *sched;
+	u64 client_id;
 };
 
 /*
@@ -78,6 +81,13 @@ struct mcp_ctx *mcp_ctx_create(struct mcp_dev *mdev);
 void mcp_ctx_destroy(struct mcp_ctx *ctx);
 const struct mcp_ioctl_desc *mcp_ctx_ioctl_desc(unsigned int cmd);
 int mcp_ctx_mmap(struct mcp_ctx *ctx, struct vm_area_struct *vma);
+
+/*
+ * mcp_fdinfo.c: /proc/PID/fdinfo of a context's fd, in the DRM client
+ * usage format (Documentation/buffers.rst); .show_fdinfo of both fds.
+ */
+struct seq_file;
+void mcp_ctx_show_fdinfo(struct seq_file *m, struct file *file);
 
 /*
  * mcp_bo.c: buffer objects.  What the DMA engines need of a BO; every

@@ -382,6 +382,7 @@ static const struct file_operations mcp_devfile_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = mcp_devfile_mmap,
 	.llseek = noop_llseek,
+	.show_fdinfo = mcp_ctx_show_fdinfo,
 };
 
 /**

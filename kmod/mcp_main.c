@@ -309,6 +309,7 @@ static const struct file_operations mcp_fops = {
 	.unlocked_ioctl = mcp_unlocked_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = mcp_mmap,
+	.show_fdinfo = mcp_ctx_show_fdinfo,
 };
 
 static struct miscdevice mcp_miscdev = {

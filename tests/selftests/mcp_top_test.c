@@ -5,8 +5,9 @@
  * near 100, an idle one has no row, -p selects exactly its threads, every
  * --json line parses
  * (jansson) and has the documented keys, plain output appends frames, a
- * placement shows in the PLACE column, the MCP columns say n/a without
- * mcp.ko, and a user without root gets one clear line and exit 1.
+ * placement shows in the PLACE column, a process's MCP buffers in the
+ * BO-MiB column and bo_bytes, the MCP columns say n/a without mcp.ko, and
+ * a user without root gets one clear line and exit 1.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -41,6 +42,37 @@ static pid_t fork_busy(int cpu)
 			_exit(1);
 		for (;;)
 			n++;
+	}
+	return child;
+}
+
+/*
+ * fork_busy() that first opens /dev/mcp and makes @n kernel BOs of @len
+ * bytes on it (its buffer memory); exits 2 when it cannot.
+ */
+static pid_t fork_busy_with_bos(int cpu, int n, __u64 len)
+{
+	pid_t child = fork();
+
+	if (child == 0) {
+		volatile unsigned long spin = 0;
+		int fd = open(MCP_DEV_PATH, O_RDWR | O_CLOEXEC);
+		cpu_set_t set;
+
+		if (fd < 0)
+			_exit(2);
+		for (int i = 0; i < n; i++) {
+			struct mcp_bo_create c = { .size = sizeof(c), .length = len };
+
+			if (ioctl(fd, MCP_IOC_BO_CREATE, &c))
+				_exit(2);
+		}
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			_exit(1);
+		for (;;)
+			spin++;
 	}
 	return child;
 }
@@ -148,6 +180,7 @@ struct top_result {
 	double max_cpu;		/* largest cpu_percent of a @tgid row */
 	double min_cpu;		/* smallest cpu_percent of a @tgid row */
 	long long placements;	/* sum of "placements" of @tgid rows, -1: null */
+	long long bo_bytes;	/* "bo_bytes" of the last @tgid row, -1: null */
 	int mcp_available;	/* of the last object */
 };
 
@@ -160,7 +193,7 @@ static const char *const task_keys[] = {
 	"pid", "tgid", "comm", "node", "cpu_percent", "oncpu_ns", "runq_waits",
 	"runq_p50_us", "runq_p99_us", "cross_node_migrations",
 	"cross_node_migrations_per_s", "llc_references", "llc_misses",
-	"llc_miss_percent", "placements", "dma_jobs", "job_p99_us",
+	"llc_miss_percent", "placements", "dma_jobs", "job_p99_us", "bo_bytes",
 };
 
 static int has_keys(json_t *obj, const char *const *keys, size_t n)
@@ -177,6 +210,7 @@ static void parse_top(const char *out, int tgid, struct top_result *r)
 
 	memset(r, 0, sizeof(*r));
 	r->min_cpu = 1e9;
+	r->bo_bytes = -1;
 	while (*line) {
 		const char *end = strchrnul(line, '\n');
 		json_error_t error;
@@ -217,6 +251,8 @@ static void parse_top(const char *out, int tgid, struct top_result *r)
 				r->max_cpu = json_real_value(json_object_get(task, "cpu_percent"));
 			if (json_real_value(json_object_get(task, "cpu_percent")) < r->min_cpu)
 				r->min_cpu = json_real_value(json_object_get(task, "cpu_percent"));
+			r->bo_bytes = json_is_integer(json_object_get(task, "bo_bytes"))
+				? json_integer_value(json_object_get(task, "bo_bytes")) : -1;
 			if (json_is_null(place))
 				r->placements = -1;
 			else if (r->placements >= 0)
@@ -384,6 +420,37 @@ TEST_F_TIMEOUT(top, placement_counted, 120)
 	EXPECT_EQ(0, r.bad) TH_LOG("%s", self->out);
 	EXPECT_EQ(1, r.mcp_available);
 	EXPECT_EQ(1, r.placements) TH_LOG("%s", self->out);
+}
+
+/*
+ * A process holding three 4 MiB BOs: bo_bytes 12 MiB in --json, 12.0 in
+ * the BO-MiB column; one without any: 0.  From the fdinfo of its fd.
+ */
+TEST_F_TIMEOUT(top, bo_column, 120)
+{
+	struct top_result r;
+	char other_pid[16];
+
+	self->other = fork_busy_with_bos(last_cpu(1), 3, 4ULL << 20);
+	ASSERT_LT(0, self->other);
+	snprintf(other_pid, sizeof(other_pid), "%d", self->other);
+	ASSERT_EQ(0, MCPCTL(self->out, "top", "-p", other_pid, "1", "1", "--json"))
+		TH_LOG("%s", self->out);
+	parse_top(self->out, self->other, &r);
+	EXPECT_EQ(0, r.bad) TH_LOG("%s", self->out);
+	ASSERT_EQ(1, r.tgid_rows) TH_LOG("%s", self->out);
+	EXPECT_EQ(12LL << 20, r.bo_bytes) TH_LOG("%s", self->out);
+
+	ASSERT_EQ(0, MCPCTL(self->out, "top", "-p", self->pid, "1", "1", "--json"))
+		TH_LOG("%s", self->out);
+	parse_top(self->out, self->busy, &r);
+	ASSERT_EQ(1, r.tgid_rows) TH_LOG("%s", self->out);
+	EXPECT_EQ(0, r.bo_bytes) TH_LOG("no buffers: 0, not null: %s", self->out);
+
+	ASSERT_EQ(0, MCPCTL(self->out, "top", "-p", other_pid, "1", "1"))
+		TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, " BO-MiB\n")) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, " 12.0\n")) TH_LOG("%s", self->out);
 }
 
 /* Without mcp.ko the MCP columns are null and top still runs. */

@@ -118,9 +118,9 @@ Test(top_format, text_frame)
 		"placements: n/a (mcp.ko not loaded)\n"
 		"DMA/job latency per engine unavailable: mcp.ko has no job tracepoints\n"
 		"\n"
-		"    PID    TGID COMM             NODE   CPU%  RUNQ-P50  RUNQ-P99  XNODE/s LLC-M% PLACE  JOB-P99\n"
-		"    300     300 busy                1   75.0      24.0      32.0      3.0    n/a   n/a      n/a\n"
-		"    200     200 idle-ish            0    5.0    1536.0    2048.0      0.0    n/a   n/a      n/a\n";
+		"    PID    TGID COMM             NODE   CPU%  RUNQ-P50  RUNQ-P99  XNODE/s LLC-M% PLACE  JOB-P99   BO-MiB\n"
+		"    300     300 busy                1   75.0      24.0      32.0      3.0    n/a   n/a      n/a        -\n"
+		"    200     200 idle-ish            0    5.0    1536.0    2048.0      0.0    n/a   n/a      n/a        -\n";
 	cr_expect_eq(got, want, "got\n%s", got.c_str());
 }
 
@@ -138,7 +138,7 @@ Test(top_format, text_no_notes_and_values)
 	cr_expect(got.find("2 tasks (1 shown)") != std::string::npos, "got\n%s", got.c_str());
 	cr_expect(got.find("LLC counters") == std::string::npos, "no notes without @notes");
 	// The DMA/job column never shows zeros, only n/a.
-	cr_expect(got.find("   12.5     2      n/a\n") != std::string::npos, "got\n%s", got.c_str());
+	cr_expect(got.find("   12.5     2      n/a        -\n") != std::string::npos, "got\n%s", got.c_str());
 	cr_expect(got.find("idle-ish") == std::string::npos);
 }
 
@@ -153,7 +153,7 @@ Test(top_format, json_schema)
 				   "runq_waits", "runq_p50_us", "runq_p99_us",
 				   "cross_node_migrations", "cross_node_migrations_per_s",
 				   "llc_references", "llc_misses", "llc_miss_percent", "placements",
-				   "dma_jobs", "job_p99_us"};
+				   "dma_jobs", "job_p99_us", "bo_bytes"};
 	std::size_t i = 0;
 
 	for (auto it = parsed.begin(); it != parsed.end(); ++it, ++i) {
@@ -197,6 +197,30 @@ Test(top_format, json_schema)
 	cr_expect(busy["placements"].is_null());
 	cr_expect(busy["dma_jobs"].is_null());
 	cr_expect(busy["job_p99_us"].is_null());
+	cr_expect(busy["bo_bytes"].is_null());
+}
+
+// BO-MiB: the buffer memory of a row's process, by tgid; "-" (null) for a
+// process whose fds could not be read, 0.0 (0) for one without buffers.
+Test(top_format, bo_column)
+{
+	auto f = sample_frame();
+	f.tasks[1].tgid = 150;		// idle-ish: a thread of process 150
+	f.bo_bytes = {{300, 12ULL << 20}, {150, 0}};
+	std::string got = mcpctl::format_top_text(f, TopSort::cpu, 0, false, "12:00:00");
+	cr_expect(got.find("   BO-MiB\n") != std::string::npos, "got\n%s", got.c_str());
+	cr_expect(got.find("n/a   n/a      n/a     12.0\n") != std::string::npos, "got\n%s",
+		  got.c_str());
+	cr_expect(got.find("n/a   n/a      n/a      0.0\n") != std::string::npos, "got\n%s",
+		  got.c_str());
+
+	auto j = mcpctl::top_json(f, TopSort::cpu, 0, "t");
+	cr_expect_eq(j["tasks"][0]["bo_bytes"].get<std::uint64_t>(), 12ULL << 20);
+	cr_expect_eq(j["tasks"][1]["bo_bytes"].get<std::uint64_t>(), 0);
+
+	f.bo_bytes.erase(150);
+	j = mcpctl::top_json(f, TopSort::cpu, 0, "t");
+	cr_expect(j["tasks"][1]["bo_bytes"].is_null(), "unreadable: null, not 0");
 }
 
 Test(top_format, job_p99_of_mcp_tasks)
@@ -209,8 +233,8 @@ Test(top_format, job_p99_of_mcp_tasks)
 	cr_expect(got.find("DMA/job") == std::string::npos, "no note when available:\n%s",
 		  got.c_str());
 	// busy submitted jobs; idle-ish none ("-", not 0 or n/a).
-	cr_expect(got.find("n/a   n/a   2048.0\n") != std::string::npos, "got\n%s", got.c_str());
-	cr_expect(got.find("n/a   n/a        -\n") != std::string::npos, "got\n%s", got.c_str());
+	cr_expect(got.find("n/a   n/a   2048.0        -\n") != std::string::npos, "got\n%s", got.c_str());
+	cr_expect(got.find("n/a   n/a        -        -\n") != std::string::npos, "got\n%s", got.c_str());
 
 	auto parsed = nlohmann::ordered_json::parse(
 		mcpctl::top_json(f, TopSort::cpu, 0, "2026-11-29T12:00:00Z").dump());

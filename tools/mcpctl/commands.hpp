@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -245,6 +246,9 @@ struct TopFrame {
 	bool jobs_available = false;	// DMA jobs traced (mcp.ko's job tracepoints)
 	std::string jobs_message;	// why DMA/job p99 is n/a, when !jobs_available
 	std::uint64_t dropped_tasks = 0;
+	// Buffer memory of the shown rows' processes by tgid
+	// (mcp::process_buffer_memory()); a process missing: not readable.
+	std::map<int, std::uint64_t> bo_bytes;
 };
 // On-CPU time over the interval in percent of one CPU.
 double top_cpu_percent(const mcp::trace::TaskRecord &t, std::uint64_t interval_ns) noexcept;

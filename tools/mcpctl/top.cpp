@@ -11,6 +11,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <mcp/memory.hpp>
+
 #include "commands.hpp"
 #include "live.hpp"
 #include "output.hpp"
@@ -57,6 +59,25 @@ nlohmann::ordered_json json_or_null(std::optional<double> v)
 nlohmann::ordered_json json_or_null(std::optional<std::uint64_t> v)
 {
 	return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+// The process of a row: its tgid, or the thread itself when unknown.
+int row_process(const mcp::trace::TaskRecord &t)
+{
+	return t.tgid > 0 ? t.tgid : t.pid;
+}
+
+// The buffer memory of @t's process, nullopt when it could not be read.
+std::optional<std::uint64_t> bo_bytes_of(const TopFrame &f, const mcp::trace::TaskRecord &t)
+{
+	const auto it = f.bo_bytes.find(row_process(t));
+	return it == f.bo_bytes.end() ? std::nullopt : std::optional<std::uint64_t>(it->second);
+}
+
+// BO-MiB: one decimal; "-" when the process's fds could not be read.
+std::string bo_mib(std::optional<std::uint64_t> bytes)
+{
+	return bytes ? fmt::format("{:.1f}", static_cast<double>(*bytes) / (1 << 20)) : "-";
 }
 
 // The one-line notes of a frame: why a column says n/a.
@@ -160,14 +181,14 @@ std::string format_top_text(const TopFrame &f, TopSort sort, std::size_t rows, b
 	if (notes)
 		for (const auto &n : top_notes(f))
 			out += n + '\n';
-	out += fmt::format("\n{:>7} {:>7} {:<16} {:>4} {:>6} {:>9} {:>9} {:>8} {:>6} {:>5} {:>8}\n",
+	out += fmt::format("\n{:>7} {:>7} {:<16} {:>4} {:>6} {:>9} {:>9} {:>8} {:>6} {:>5} {:>8} {:>8}\n",
 			   "PID", "TGID", "COMM", "NODE", "CPU%", "RUNQ-P50", "RUNQ-P99", "XNODE/s",
-			   "LLC-M%", "PLACE", "JOB-P99");
+			   "LLC-M%", "PLACE", "JOB-P99", "BO-MiB");
 	for (const auto &t : shown) {
 		const auto miss = llc_miss_percent(t);
 		std::string llc = !f.llc_available ? "n/a" : miss ? fmt::format("{:.1f}", *miss) : "-";
 
-		out += fmt::format("{:>7} {:>7} {:<16} {:>4} {:>6.1f} {:>9} {:>9} {:>8.1f} {:>6} {:>5} {:>8}\n",
+		out += fmt::format("{:>7} {:>7} {:<16} {:>4} {:>6.1f} {:>9} {:>9} {:>8.1f} {:>6} {:>5} {:>8} {:>8}\n",
 				   t.pid, t.tgid ? std::to_string(t.tgid) : "-", t.comm,
 				   t.node < 0 ? "-" : std::to_string(t.node),
 				   top_cpu_percent(t, f.interval_ns),
@@ -179,7 +200,8 @@ std::string format_top_text(const TopFrame &f, TopSort sort, std::size_t rows, b
 				   llc, f.mcp_available ? std::to_string(t.placements) : "n/a",
 				   !f.jobs_available ? "n/a"
 				   : t.dma_jobs	     ? fmt::format("{:.1f}", t.dma_latency_us.percentile(99))
-						     : "-");
+						     : "-",
+				   bo_mib(bo_bytes_of(f, t)));
 	}
 	return out;
 }
@@ -223,6 +245,7 @@ nlohmann::ordered_json top_json(const TopFrame &f, TopSort sort, std::size_t row
 			{"job_p99_us", f.jobs_available && t.dma_jobs
 					       ? nlohmann::ordered_json(t.dma_latency_us.percentile(99))
 					       : nlohmann::ordered_json(nullptr)},
+			{"bo_bytes", json_or_null(bo_bytes_of(f, t))},
 		});
 	}
 	return {
@@ -241,6 +264,26 @@ nlohmann::ordered_json top_json(const TopFrame &f, TopSort sort, std::size_t row
 }
 
 namespace {
+
+// The buffer memory of the processes of @rows, each read once; a process
+// that is gone or whose fds may not be read has no entry.
+std::map<int, std::uint64_t> buffer_memory_by_process(const std::vector<mcp::trace::TaskRecord> &rows)
+{
+	std::map<int, std::uint64_t> out;
+
+	for (const auto &t : rows) {
+		const int pid = row_process(t);
+
+		if (out.count(pid))
+			continue;
+		try {
+			out[pid] = mcp::process_buffer_memory(pid).total_bytes();
+		} catch (const mcp::Error &) {
+			// Exited since the snapshot, or not ours to read: "-".
+		}
+	}
+	return out;
+}
 
 // Terminal rows left for the table below a frame's header, or 0 (all)
 // when stdout is no terminal.
@@ -370,6 +413,7 @@ int run_top(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 			f.dropped_tasks = s.dropped_tasks + c.dropped_tasks;
 
 			const std::size_t rows = to.rows_given ? to.rows : live ? terminal_rows() : 0;
+			f.bo_bytes = buffer_memory_by_process(top_rows(f.tasks, sort, rows));
 			if (opts.json)
 				print_json(out, top_json(f, sort, rows, utc_now(true)));
 			else if (live)
@@ -415,8 +459,9 @@ Command add_top_command(CLI::App &app)
 		      "On a load failure, print libbpf's log (the verifier's output)");
 	sub->footer("One row per thread: CPU% (100 = one CPU), run-queue latency p50/p99 in us,\n"
 		    "cross-node migrations per second, LLC miss % (n/a without a PMU), MCP\n"
-		    "placements (n/a without mcp.ko) and DMA/job p99 in us of the jobs it submitted\n"
-		    "(n/a without mcp.ko's job tracepoints).\n"
+		    "placements (n/a without mcp.ko), DMA/job p99 in us of the jobs it submitted\n"
+		    "(n/a without mcp.ko's job tracepoints) and the MiB of MCP buffers its process\n"
+		    "holds (BO-MiB, from /proc/PID/fdinfo).\n"
 		    "With --json, one object per interval (Documentation/observability.rst).");
 	return {sub, run_top};
 }
