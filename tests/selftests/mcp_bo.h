@@ -13,6 +13,19 @@
 #include <string.h>
 #include <sys/mman.h>
 
+/* MCP_IOC_BO_CREATE with @flags (MCP_BO_NODE: on @node). */
+static inline int bo_create_node(int fd, __u64 len, __u32 flags, int node, __u32 *handle)
+{
+	struct mcp_bo_create c = {
+		.size = sizeof(c), .flags = flags, .length = len, .node = node,
+	};
+	int ret = mcp_ioctl(fd, MCP_IOC_BO_CREATE, &c);
+
+	if (!ret)
+		*handle = c.handle;
+	return ret;
+}
+
 static inline int bo_userptr(int fd, void *addr, __u64 len, __u32 flags,
 		      __u32 *handle)
 {

@@ -29,18 +29,6 @@
 #define CGROUP_ROOT	"/sys/fs/cgroup"
 #define CGROUP_DIR	CGROUP_ROOT "/mcp_bo_mem_test"
 
-static int bo_create(int fd, __u64 len, __u32 flags, int node, __u32 *handle)
-{
-	struct mcp_bo_create c = {
-		.size = sizeof(c), .flags = flags, .length = len, .node = node,
-	};
-	int ret = mcp_ioctl(fd, MCP_IOC_BO_CREATE, &c);
-
-	if (!ret)
-		*handle = c.handle;
-	return ret;
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -179,7 +167,7 @@ static void *big_create(void *arg)
 
 	pthread_barrier_wait(r->start);
 	t0 = now_s();
-	r->ret = bo_create(r->ctx, BIG_LEN, 0, 0, &h);
+	r->ret = bo_create_node(r->ctx, BIG_LEN, 0, 0, &h);
 	r->seconds = now_s() - t0;
 	if (!r->ret)
 		bo_destroy(r->ctx, h);
@@ -276,7 +264,7 @@ TEST_F(mem, fitting_request_succeeds)
 	ASSERT_LT(0, avail);
 	len = (avail / 8) & ~(2 * MIB - 1);
 	ASSERT_LT(0, len);
-	ASSERT_EQ(0, bo_create(self->ctx, len, 0, 0, &h)) TH_LOG("%llu MiB", len >> 20);
+	ASSERT_EQ(0, bo_create_node(self->ctx, len, 0, 0, &h)) TH_LOG("%llu MiB", len >> 20);
 	EXPECT_EQ(len >> 12, mcp_counter("bo_kernel_pages"));
 	EXPECT_EQ(0, bo_destroy(self->ctx, h));
 	EXPECT_EQ(0, mcp_counter("bo_kernel_pages"));
@@ -305,7 +293,7 @@ TEST_F(mem, fdinfo_keys)
 	EXPECT_STREQ("0 KiB", val);
 
 	for (i = 0; i < 3; i++)
-		ASSERT_EQ(0, bo_create(self->ctx, 4 * MIB, 0, 0, &h[i]));
+		ASSERT_EQ(0, bo_create_node(self->ctx, 4 * MIB, 0, 0, &h[i]));
 	EXPECT_EQ(12288, fdinfo_num(self->ctx, "drm-total-system"));
 	EXPECT_EQ(12288, fdinfo_num(self->ctx, "drm-resident-system"));
 	EXPECT_EQ(12288, fdinfo_num(self->ctx, "drm-memory-system"));
@@ -341,7 +329,7 @@ TEST_F(mem, fdinfo_client_id)
 	EXPECT_NE(id, fdinfo_num(other, "drm-client-id"));
 	EXPECT_EQ(id, fdinfo_num(dup_fd, "drm-client-id"));
 	/* Another context's buffers are not this one's. */
-	ASSERT_EQ(0, bo_create(other, 4 * MIB, 0, 0, &h));
+	ASSERT_EQ(0, bo_create_node(other, 4 * MIB, 0, 0, &h));
 	EXPECT_EQ(4096, fdinfo_num(other, "drm-total-system"));
 	EXPECT_EQ(0, fdinfo_num(self->ctx, "drm-total-system"));
 	close(dup_fd);
@@ -408,7 +396,7 @@ static int charge_check(int ctx)
 	before = mcp_read_ll(CGROUP_DIR "/memory.current");
 	if (before < 0)
 		return 1;
-	if (bo_create(ctx, 64 * MIB, 0, 0, &h))
+	if (bo_create_node(ctx, 64 * MIB, 0, 0, &h))
 		return 2;
 	during = mcp_read_ll(CGROUP_DIR "/memory.current");
 	if (bo_destroy(ctx, h))
@@ -443,7 +431,7 @@ static int limit_check(int ctx)
 	int ret;
 	__u32 h;
 
-	ret = bo_create(ctx, 64 * MIB, 0, 0, &h);
+	ret = bo_create_node(ctx, 64 * MIB, 0, 0, &h);
 	dt = now_s() - t0;
 	fprintf(stderr, "# 64 MiB BO under memory.max 32M: %s in %.3f s\n",
 		strerror(-ret), dt);
@@ -454,7 +442,7 @@ static int limit_check(int ctx)
 	if (vmstat("oom_kill") != oom0)
 		return 3;
 	/* What fits the limit still works. */
-	if (bo_create(ctx, 8 * MIB, 0, 0, &h) || bo_destroy(ctx, h))
+	if (bo_create_node(ctx, 8 * MIB, 0, 0, &h) || bo_destroy(ctx, h))
 		return 4;
 	return 0;
 }

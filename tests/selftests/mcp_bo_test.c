@@ -42,18 +42,6 @@ static const char * const bo_counters[] = {
 	"bo_exports", "bo_imports",
 };
 
-static int bo_create(int fd, __u64 len, __u32 flags, int node, __u32 *handle)
-{
-	struct mcp_bo_create c = {
-		.size = sizeof(c), .flags = flags, .length = len, .node = node,
-	};
-	int ret = mcp_ioctl(fd, MCP_IOC_BO_CREATE, &c);
-
-	if (!ret)
-		*handle = c.handle;
-	return ret;
-}
-
 static int bo_import(int fd, int dmabuf, __u32 *handle, __u64 *len)
 {
 	struct mcp_bo_import i = { .size = sizeof(i), .fd = dmabuf };
@@ -331,7 +319,7 @@ TEST_F(bo, create_info_destroy)
 	struct mcp_bo_info info;
 	__u32 h = 0;
 
-	ASSERT_EQ(0, bo_create(self->ctx, self->pg, 0, 0, &h));
+	ASSERT_EQ(0, bo_create_node(self->ctx, self->pg, 0, 0, &h));
 	EXPECT_NE(0, h);
 	ASSERT_EQ(0, bo_info(self->ctx, h, &info));
 	EXPECT_EQ(MCP_BO_KIND_KERNEL, info.kind);
@@ -363,10 +351,10 @@ TEST_F(bo, handles_not_reused_at_once)
 	__u32 h[8], again;
 
 	for (int i = 0; i < 8; i++)
-		ASSERT_EQ(0, bo_create(self->ctx, self->pg, 0, 0, &h[i]));
+		ASSERT_EQ(0, bo_create_node(self->ctx, self->pg, 0, 0, &h[i]));
 	for (int i = 0; i < 8; i++) {
 		EXPECT_EQ(0, bo_destroy(self->ctx, h[i]));
-		ASSERT_EQ(0, bo_create(self->ctx, self->pg, 0, 0, &again));
+		ASSERT_EQ(0, bo_create_node(self->ctx, self->pg, 0, 0, &again));
 		for (int j = 0; j <= i; j++)
 			EXPECT_NE(h[j], again) TH_LOG("handle %u of a destroyed BO came back", again);
 		for (int j = i + 1; j < 8; j++)
@@ -386,7 +374,7 @@ TEST_F(bo, create_lengths_rounded_up)
 	__u32 h;
 
 	for (size_t i = 0; i < ARRAY_SIZE(in); i++) {
-		ASSERT_EQ(0, bo_create(self->ctx, in[i], 0, 0, &h));
+		ASSERT_EQ(0, bo_create_node(self->ctx, in[i], 0, 0, &h));
 		ASSERT_EQ(0, bo_info(self->ctx, h, &info));
 		EXPECT_EQ((in[i] + self->pg - 1) / self->pg * self->pg, info.length)
 			TH_LOG("length %llu", (unsigned long long)in[i]);
@@ -402,17 +390,17 @@ TEST_F(bo, create_bad_input)
 	__u32 h;
 
 	for (size_t i = 0; i < ARRAY_SIZE(lens); i++) {
-		EXPECT_EQ(-EINVAL, bo_create(self->ctx, lens[i], 0, 0, &h))
+		EXPECT_EQ(-EINVAL, bo_create_node(self->ctx, lens[i], 0, 0, &h))
 			TH_LOG("length %llu", (unsigned long long)lens[i]);
 	}
 	for (__u32 f = 1U << 3; f; f <<= 1) {
-		EXPECT_EQ(-EINVAL, bo_create(self->ctx, 4096, f, 0, &h))
+		EXPECT_EQ(-EINVAL, bo_create_node(self->ctx, 4096, f, 0, &h))
 			TH_LOG("flags 0x%x", f);
 	}
-	EXPECT_EQ(-EINVAL, bo_create(self->ctx, 4096, MCP_BO_NODE, -1, &h));
-	EXPECT_EQ(-EINVAL, bo_create(self->ctx, 4096, MCP_BO_NODE, 1 << 20, &h));
-	EXPECT_EQ(-EINVAL, bo_create(self->ctx, 4096, MCP_BO_NODE,
-				     max_online_node() + 1, &h));
+	EXPECT_EQ(-EINVAL, bo_create_node(self->ctx, 4096, MCP_BO_NODE, -1, &h));
+	EXPECT_EQ(-EINVAL, bo_create_node(self->ctx, 4096, MCP_BO_NODE, 1 << 20, &h));
+	EXPECT_EQ(-EINVAL, bo_create_node(self->ctx, 4096, MCP_BO_NODE,
+					  max_online_node() + 1, &h));
 
 	c.reserved = 1;
 	EXPECT_EQ(-EINVAL, mcp_ioctl(self->ctx, MCP_IOC_BO_CREATE, &c));
@@ -450,7 +438,7 @@ TEST_F(bo, create_failed_copy_leaks_nothing)
 	 * being cyclic) the next BO gets handle 2.
 	 */
 	EXPECT_EQ(-ENOENT, bo_info(self->ctx, 1, &info));
-	ASSERT_EQ(0, bo_create(self->ctx, 4096, 0, 0, &h));
+	ASSERT_EQ(0, bo_create_node(self->ctx, 4096, 0, 0, &h));
 	EXPECT_EQ(2, h);
 	EXPECT_EQ(-ENOENT, bo_info(self->ctx, 1, &info));
 	EXPECT_EQ(0, bo_destroy(self->ctx, h));
@@ -467,17 +455,19 @@ TEST_F(bo, create_on_every_node)
 	for (int n = 0; n <= max; n++) {
 		/* A memoryless node cannot hold a buffer (memless topology). */
 		if (!mcp_node_has_memory(n)) {
-			EXPECT_EQ(-EINVAL, bo_create(self->ctx, 16 * self->pg, MCP_BO_NODE, n, &h))
+			EXPECT_EQ(-EINVAL, bo_create_node(self->ctx, 16 * self->pg, MCP_BO_NODE,
+							  n, &h))
 				TH_LOG("node %d", n);
 			continue;
 		}
 		/* A narrow device reaches no memory of a node above its mask. */
 		if (self->narrow && node_mem_start(n) > self->dma_mask) {
-			EXPECT_EQ(-ENOMEM, bo_create(self->ctx, 16 * self->pg, MCP_BO_NODE, n, &h))
+			EXPECT_EQ(-ENOMEM, bo_create_node(self->ctx, 16 * self->pg, MCP_BO_NODE,
+							  n, &h))
 				TH_LOG("node %d", n);
 			continue;
 		}
-		ASSERT_EQ(0, bo_create(self->ctx, 16 * self->pg, MCP_BO_NODE, n, &h))
+		ASSERT_EQ(0, bo_create_node(self->ctx, 16 * self->pg, MCP_BO_NODE, n, &h))
 			TH_LOG("node %d", n);
 		ASSERT_EQ(0, bo_info(self->ctx, h, &info));
 		EXPECT_EQ(n, info.node);
@@ -497,7 +487,7 @@ TEST_F(bo, create_hugepage)
 	unsigned char *p;
 	__u32 h, h2;
 
-	ASSERT_EQ(0, bo_create(self->ctx, 1, MCP_BO_HUGEPAGE, 0, &h))
+	ASSERT_EQ(0, bo_create_node(self->ctx, 1, MCP_BO_HUGEPAGE, 0, &h))
 		TH_LOG("no free 2 MiB page in a fresh VM?");
 	ASSERT_EQ(0, bo_info(self->ctx, h, &info));
 	EXPECT_EQ(HUGE_LEN, info.length);
@@ -511,7 +501,7 @@ TEST_F(bo, create_hugepage)
 	EXPECT_TRUE(check(p, HUGE_LEN, 17));
 	munmap(p, HUGE_LEN);
 	/* 2 MiB and one byte: two huge pages. */
-	ASSERT_EQ(0, bo_create(self->ctx, HUGE_LEN + 1, MCP_BO_HUGEPAGE, 0, &h2));
+	ASSERT_EQ(0, bo_create_node(self->ctx, HUGE_LEN + 1, MCP_BO_HUGEPAGE, 0, &h2));
 	ASSERT_EQ(0, bo_info(self->ctx, h2, &info));
 	EXPECT_EQ(2 * HUGE_LEN, info.length);
 	EXPECT_EQ(0, bo_destroy(self->ctx, h2));
@@ -525,7 +515,7 @@ TEST_F(bo, create_coherent)
 	unsigned char *p;
 	__u32 h;
 
-	ASSERT_EQ(0, bo_create(self->ctx, 8 * self->pg, MCP_BO_COHERENT, 0, &h));
+	ASSERT_EQ(0, bo_create_node(self->ctx, 8 * self->pg, MCP_BO_COHERENT, 0, &h));
 	ASSERT_EQ(0, bo_info(self->ctx, h, &info));
 	EXPECT_EQ(MCP_BO_COHERENT, info.bo_flags);
 	EXPECT_EQ(8 * self->pg, info.length);
@@ -557,7 +547,7 @@ TEST_F(bo, coherent_mapped_whole_at_mmap)
 
 	if (!variant->device)
 		SKIP(return, "coherent BOs need a device context");
-	ASSERT_EQ(0, bo_create(self->ctx, len, MCP_BO_COHERENT, 0, &h));
+	ASSERT_EQ(0, bo_create_node(self->ctx, len, MCP_BO_COHERENT, 0, &h));
 	a = bo_map(self->ctx, h, len, 0);
 	ASSERT_NE(NULL, a);
 	fill(a, len, 7);
@@ -605,7 +595,7 @@ TEST_F(bo, coherent_mapping_rules)
 
 	if (!variant->device)
 		SKIP(return, "coherent BOs need a device context");
-	ASSERT_EQ(0, bo_create(self->ctx, len, MCP_BO_COHERENT, 0, &h));
+	ASSERT_EQ(0, bo_create_node(self->ctx, len, MCP_BO_COHERENT, 0, &h));
 	ASSERT_EQ(0, bo_info(self->ctx, h, &info));
 	/* Crossing the end, past the end, longer than the BO, private. */
 	EXPECT_EQ(-EINVAL, mcp_try_mmap(self->ctx, 2 * self->pg, rw, MAP_SHARED,
@@ -649,7 +639,7 @@ TEST_F(bo, coherent_mapping_rules)
 	 * Imported on the device (map_dma_buf: dma_get_sgtable() and a DMA
 	 * mapping), read by the device engine; written by the cpu engine.
 	 */
-	ASSERT_EQ(0, bo_create(self->ctx, len, 0, 0, &plain));
+	ASSERT_EQ(0, bo_create_node(self->ctx, len, 0, 0, &plain));
 	p = bo_map(self->ctx, plain, len, 0);
 	ASSERT_NE(NULL, p);
 	ret = bo_import(self->ctx, dmabuf, &hi, NULL);
@@ -681,7 +671,7 @@ TEST_F(bo, info_destroy_bad_input)
 	struct mcp_bo_info info;
 	__u32 h;
 
-	ASSERT_EQ(0, bo_create(self->ctx, 4096, 0, 0, &h));
+	ASSERT_EQ(0, bo_create_node(self->ctx, 4096, 0, 0, &h));
 	EXPECT_EQ(-ENOENT, bo_info(self->ctx, 0, &info));
 	EXPECT_EQ(-ENOENT, bo_info(self->ctx, h + 1, &info));
 	EXPECT_EQ(-ENOENT, bo_info(self->ctx, ~0U, &info));
@@ -725,7 +715,7 @@ TEST_F(bo, iow_argument_in_read_only_memory)
 	d = mmap(NULL, self->pg, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, d);
-	ASSERT_EQ(0, bo_create(self->ctx, self->pg, 0, 0, &h));
+	ASSERT_EQ(0, bo_create_node(self->ctx, self->pg, 0, 0, &h));
 	d->size = sizeof(*d);
 	d->handle = h;
 	ASSERT_EQ(0, mprotect(d, self->pg, PROT_READ));
@@ -744,14 +734,14 @@ TEST_F(bo, foreign_handles)
 	__u32 h, h2;
 
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, bo_create(self->ctx, 4096, 0, 0, &h));
+	ASSERT_EQ(0, bo_create_node(self->ctx, 4096, 0, 0, &h));
 	EXPECT_EQ(-ENOENT, bo_info(other, h, &info));
 	EXPECT_EQ(-ENOENT, bo_destroy(other, h));
 	EXPECT_EQ(-ENOENT, bo_export(other, h));
 	EXPECT_EQ(-EINVAL, mcp_try_mmap(other, self->pg, PROT_READ, MAP_SHARED,
 					BO_MMAP_OFFSET(h)));
 	/* Same number, different BO: each fd sees its own. */
-	ASSERT_EQ(0, bo_create(other, 3 * self->pg, 0, 0, &h2));
+	ASSERT_EQ(0, bo_create_node(other, 3 * self->pg, 0, 0, &h2));
 	EXPECT_EQ(h, h2);
 	ASSERT_EQ(0, bo_info(other, h2, &info));
 	EXPECT_EQ(3 * self->pg, info.length);
@@ -772,7 +762,7 @@ TEST_F(bo, close_destroys_bos)
 
 	ASSERT_LE(0, other);
 	for (int i = 0; i < 10; i++)
-		ASSERT_EQ(0, bo_create(other, (i + 1) * self->pg, 0, 0, &h));
+		ASSERT_EQ(0, bo_create_node(other, (i + 1) * self->pg, 0, 0, &h));
 	EXPECT_EQ(10, mcp_counter("bo_objects"));
 	EXPECT_EQ(55, mcp_counter("bo_kernel_pages"));
 	close(other);
@@ -787,7 +777,7 @@ TEST_F(bo, mmap_zeroed_and_shared)
 	unsigned char *a, *b, *tail;
 	__u32 h;
 
-	ASSERT_EQ(0, bo_create(self->ctx, len, 0, 0, &h));
+	ASSERT_EQ(0, bo_create_node(self->ctx, len, 0, 0, &h));
 	a = bo_map(self->ctx, h, len, 0);
 	ASSERT_NE(NULL, a);
 	EXPECT_TRUE(all_bytes(a, len, 0));
@@ -826,7 +816,7 @@ TEST_F(bo, mmap_shared_with_child)
 	pid_t pid;
 	__u32 h;
 
-	ASSERT_EQ(0, bo_create(self->ctx, len, 0, 0, &h));
+	ASSERT_EQ(0, bo_create_node(self->ctx, len, 0, 0, &h));
 	a = bo_map(self->ctx, h, len, 0);
 	ASSERT_NE(NULL, a);
 	fill(a, len, 5);
@@ -852,7 +842,7 @@ TEST_F(bo, mmap_refused)
 	int rw = PROT_READ | PROT_WRITE;
 	__u32 h;
 
-	ASSERT_EQ(0, bo_create(self->ctx, 2 * self->pg, 0, 0, &h));
+	ASSERT_EQ(0, bo_create_node(self->ctx, 2 * self->pg, 0, 0, &h));
 	ASSERT_EQ(0, bo_info(self->ctx, h, &info));
 	EXPECT_EQ(-EINVAL, mcp_try_mmap(self->ctx, self->pg, rw, MAP_PRIVATE, info.mmap_offset));
 	EXPECT_EQ(-EINVAL, mcp_try_mmap(self->ctx, 3 * self->pg, rw, MAP_SHARED, info.mmap_offset));
@@ -1038,7 +1028,7 @@ TEST_F(bo, userptr_bad_input)
 	EXPECT_NE(0, bo_userptr(self->ctx, (void *)(uintptr_t)(-self->pg),
 				2 * self->pg, 0, &h));
 	/* A BO's own mapping is not user memory that can be pinned. */
-	ASSERT_EQ(0, bo_create(self->ctx, self->pg, 0, 0, &kh));
+	ASSERT_EQ(0, bo_create_node(self->ctx, self->pg, 0, 0, &kh));
 	bo_mem = bo_map(self->ctx, kh, self->pg, 0);
 	ASSERT_NE(NULL, bo_mem);
 	EXPECT_EQ(-EFAULT, bo_userptr(self->ctx, bo_mem, self->pg, 0, &h));
@@ -1128,18 +1118,18 @@ TEST_F(bo, coherent_charged_to_memlock)
 
 		if (mcp_drop_cap(CAP_IPC_LOCK) || setrlimit(RLIMIT_MEMLOCK, &rl))
 			_exit(91);
-		if (bo_create(self->ctx, 32 * self->pg, MCP_BO_COHERENT, 0, &a) != -ENOMEM)
+		if (bo_create_node(self->ctx, 32 * self->pg, MCP_BO_COHERENT, 0, &a) != -ENOMEM)
 			_exit(1);
-		if (bo_create(self->ctx, 8 * self->pg, MCP_BO_COHERENT, 0, &a) ||
-		    bo_create(self->ctx, 8 * self->pg, MCP_BO_COHERENT, 0, &b))
+		if (bo_create_node(self->ctx, 8 * self->pg, MCP_BO_COHERENT, 0, &a) ||
+		    bo_create_node(self->ctx, 8 * self->pg, MCP_BO_COHERENT, 0, &b))
 			_exit(2);
-		if (bo_create(self->ctx, self->pg, MCP_BO_COHERENT, 0, &c) != -ENOMEM)
+		if (bo_create_node(self->ctx, self->pg, MCP_BO_COHERENT, 0, &c) != -ENOMEM)
 			_exit(3);
 		/* Plain kernel BOs are charged to the memory cgroup instead. */
-		if (bo_create(self->ctx, 32 * self->pg, 0, 0, &c) || bo_destroy(self->ctx, c))
+		if (bo_create_node(self->ctx, 32 * self->pg, 0, 0, &c) || bo_destroy(self->ctx, c))
 			_exit(4);
 		if (bo_destroy(self->ctx, a) ||
-		    bo_create(self->ctx, 8 * self->pg, MCP_BO_COHERENT, 0, &c))
+		    bo_create_node(self->ctx, 8 * self->pg, MCP_BO_COHERENT, 0, &c))
 			_exit(5);
 		_exit(0);
 	}
@@ -1189,7 +1179,7 @@ TEST_F(bo, export_import_same_bytes)
 	__u32 h, ih;
 	__u64 ilen;
 
-	ASSERT_EQ(0, bo_create(self->ctx, len, 0, 0, &h));
+	ASSERT_EQ(0, bo_create_node(self->ctx, len, 0, 0, &h));
 	a = bo_map(self->ctx, h, len, 0);
 	ASSERT_NE(NULL, a);
 	fill(a, len, 8);
@@ -1262,7 +1252,7 @@ TEST_F(bo, export_import_across_context_kinds)
 		other_narrow = dev_narrow(&info);
 	}
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, bo_create(self->ctx, len, 0, 0, &h));
+	ASSERT_EQ(0, bo_create_node(self->ctx, len, 0, 0, &h));
 	a = bo_map(self->ctx, h, len, 0);
 	ASSERT_NE(NULL, a);
 	fill(a, len, 10);
@@ -1288,7 +1278,7 @@ TEST_F(bo, export_import_bad_input)
 	int efd, nullfd;
 	__u32 h, ih;
 
-	ASSERT_EQ(0, bo_create(self->ctx, self->pg, 0, 0, &h));
+	ASSERT_EQ(0, bo_create_node(self->ctx, self->pg, 0, 0, &h));
 	EXPECT_EQ(-ENOENT, bo_export(self->ctx, h + 1));
 	EXPECT_EQ(-ENOENT, bo_export(self->ctx, 0));
 	e.handle = h;
@@ -1332,7 +1322,7 @@ TEST_F(bo, export_failed_copy_leaks_nothing)
 	__u32 h;
 
 	ASSERT_NE(NULL, page);
-	ASSERT_EQ(0, bo_create(self->ctx, self->pg, 0, 0, &h));
+	ASSERT_EQ(0, bo_create_node(self->ctx, self->pg, 0, 0, &h));
 	e = (struct mcp_bo_export *)page;
 	memset(e, 0, sizeof(*e));
 	e->size = sizeof(*e);
@@ -1434,7 +1424,7 @@ TEST_F(bo, export_to_second_process_scm_rights)
 		_exit(0);
 	}
 	close(sv[1]);
-	ASSERT_EQ(0, bo_create(self->ctx, len, 0, 0, &h));
+	ASSERT_EQ(0, bo_create_node(self->ctx, len, 0, 0, &h));
 	a = bo_map(self->ctx, h, len, 0);
 	ASSERT_NE(NULL, a);
 	fill(a, len, 11);
@@ -1536,7 +1526,7 @@ TEST_F(bo, vgem_prime_both_ways)
 	EXPECT_EQ(0, bo_destroy(self->ctx, ih));
 
 	/* MCP -> vgem */
-	ASSERT_EQ(0, bo_create(self->ctx, 6 * self->pg, 0, 0, &h));
+	ASSERT_EQ(0, bo_create_node(self->ctx, 6 * self->pg, 0, 0, &h));
 	a = bo_map(self->ctx, h, 6 * self->pg, 0);
 	ASSERT_NE(NULL, a);
 	fill(a, 6 * self->pg, 15);
@@ -1627,7 +1617,7 @@ TEST_F(bo, vgem_read_only_import_stays_read_only)
 	munmap(m, len);
 
 	/* No DMA into it; out of it is fine. */
-	ASSERT_EQ(0, bo_create(self->fd, len, 0, 0, &h));
+	ASSERT_EQ(0, bo_create_node(self->fd, len, 0, 0, &h));
 	memset(&s, 0, sizeof(s));
 	s.size = sizeof(s);
 	s.engine = MCP_ENGINE_CPU;
@@ -1673,7 +1663,7 @@ static void *churn_thread(void *arg)
 	__u32 h;
 
 	for (int i = 0; i < 300; i++) {
-		int ret = bo_create(c->fd, (i % 4 + 1) * c->pg, 0, 0, &h);
+		int ret = bo_create_node(c->fd, (i % 4 + 1) * c->pg, 0, 0, &h);
 
 		if (ret) {
 			c->errors++;
@@ -1722,8 +1712,8 @@ TEST_F_TIMEOUT(bo, unbind_with_live_bos, 120)
 	if (!variant->device)
 		SKIP(return, "the host context has no device to remove");
 
-	ASSERT_EQ(0, bo_create(self->ctx, len, 0, 0, &h));
-	ASSERT_EQ(0, bo_create(self->ctx, len, MCP_BO_COHERENT, 0, &hc));
+	ASSERT_EQ(0, bo_create_node(self->ctx, len, 0, 0, &h));
+	ASSERT_EQ(0, bo_create_node(self->ctx, len, MCP_BO_COHERENT, 0, &hc));
 	a = bo_map(self->ctx, h, len, 0);
 	c = bo_map(self->ctx, hc, len, 0);
 	ASSERT_NE(NULL, a);
@@ -1738,7 +1728,7 @@ TEST_F_TIMEOUT(bo, unbind_with_live_bos, 120)
 	/* An import of a host context's export. */
 	host = mcp_open();
 	ASSERT_LE(0, host);
-	ASSERT_EQ(0, bo_create(host, len, 0, 0, &hh));
+	ASSERT_EQ(0, bo_create_node(host, len, 0, 0, &hh));
 	dmabuf = bo_export(host, hh);
 	ASSERT_LE(0, dmabuf);
 	ret = bo_import(self->ctx, dmabuf, &hi, NULL);
@@ -1753,7 +1743,7 @@ TEST_F_TIMEOUT(bo, unbind_with_live_bos, 120)
 	fill(a, len, 20);
 	EXPECT_TRUE(check(a, len, 20));
 	/* Nothing new on a removed device ... */
-	EXPECT_EQ(-ENODEV, bo_create(self->ctx, len, 0, 0, &tmp));
+	EXPECT_EQ(-ENODEV, bo_create_node(self->ctx, len, 0, 0, &tmp));
 	EXPECT_EQ(-ENODEV, bo_userptr(self->ctx, mem, len, 0, &tmp));
 	EXPECT_EQ(-ENODEV, bo_import(self->ctx, dmabuf, &tmp, NULL));
 	/* ... but what is there can still be read out and shared. */
@@ -1801,7 +1791,7 @@ TEST_F(bo, counters_back_to_zero_after_close)
 	ASSERT_NE(MAP_FAILED, mem);
 	memset(mem, PAT8, 8 * self->pg);
 	USERPTR_OR_SKIP(mem, 8 * self->pg);
-	ASSERT_EQ(0, bo_create(other, 4 * self->pg, 0, 0, &h));
+	ASSERT_EQ(0, bo_create_node(other, 4 * self->pg, 0, 0, &h));
 	ASSERT_EQ(0, bo_userptr(other, mem, 8 * self->pg, MCP_BO_USERPTR_WRITE, &u));
 	a = bo_map(other, h, 4 * self->pg, 0);
 	ASSERT_NE(NULL, a);
@@ -1855,7 +1845,7 @@ TEST_F_TIMEOUT(unload, rmmod_refused_while_bo_in_use, 120)
 
 	fd = mcp_open();
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, bo_create(fd, 2 * pg, 0, 0, &h));
+	ASSERT_EQ(0, bo_create_node(fd, 2 * pg, 0, 0, &h));
 	a = bo_map(fd, h, 2 * pg, 0);
 	ASSERT_NE(NULL, a);
 	fill(a, 2 * pg, 21);

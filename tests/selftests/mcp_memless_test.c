@@ -95,18 +95,6 @@ static int find_memless(struct memless *m)
 	return m->near < 0 ? -1 : 0;
 }
 
-static int bo_create_len(int fd, __u64 len, __u32 flags, int node, __u32 *handle)
-{
-	struct mcp_bo_create c = {
-		.size = sizeof(c), .flags = flags, .length = len, .node = node,
-	};
-	int ret = mcp_ioctl(fd, MCP_IOC_BO_CREATE, &c);
-
-	if (!ret)
-		*handle = c.handle;
-	return ret;
-}
-
 /* The node BO_INFO reports for @handle, or -1000 - errno. */
 static int bo_node(int fd, __u32 handle)
 {
@@ -160,7 +148,7 @@ TEST_F(memless, default_host_bo_on_nearest_memory)
 
 	if (SKIPPED_IN_SETUP())
 		return;
-	ASSERT_EQ(0, bo_create_len(self->fd, BO_LEN, 0, -1, &h));
+	ASSERT_EQ(0, bo_create_node(self->fd, BO_LEN, 0, -1, &h));
 	EXPECT_EQ(self->m.near, bo_node(self->fd, h));
 	p = bo_mmap(self->fd, h, BO_LEN);
 	ASSERT_NE(NULL, p);
@@ -170,7 +158,7 @@ TEST_F(memless, default_host_bo_on_nearest_memory)
 	EXPECT_EQ(0, bo_destroy(self->fd, h));
 
 	/* Huge pages take the same node (none reserved: -ENOMEM there). */
-	if (!bo_create_len(self->fd, 2U << 20, MCP_BO_HUGEPAGE, -1, &h)) {
+	if (!bo_create_node(self->fd, 2U << 20, MCP_BO_HUGEPAGE, -1, &h)) {
 		EXPECT_EQ(self->m.near, bo_node(self->fd, h));
 		EXPECT_EQ(0, bo_destroy(self->fd, h));
 	}
@@ -187,12 +175,12 @@ TEST_F(memless, explicit_memoryless_node_is_einval)
 
 	if (SKIPPED_IN_SETUP())
 		return;
-	EXPECT_EQ(-EINVAL, bo_create_len(self->fd, BO_LEN, MCP_BO_NODE,
+	EXPECT_EQ(-EINVAL, bo_create_node(self->fd, BO_LEN, MCP_BO_NODE,
 					 self->m.node, &h));
-	EXPECT_EQ(-EINVAL, bo_create_len(self->fd, 2U << 20,
+	EXPECT_EQ(-EINVAL, bo_create_node(self->fd, 2U << 20,
 					 MCP_BO_NODE | MCP_BO_HUGEPAGE,
 					 self->m.node, &h));
-	ASSERT_EQ(0, bo_create_len(self->fd, BO_LEN, MCP_BO_NODE, self->m.near, &h));
+	ASSERT_EQ(0, bo_create_node(self->fd, BO_LEN, MCP_BO_NODE, self->m.near, &h));
 	EXPECT_EQ(self->m.near, bo_node(self->fd, h));
 	EXPECT_EQ(0, bo_destroy(self->fd, h));
 }
@@ -221,7 +209,7 @@ TEST_F_TIMEOUT(memless, default_graph_runs, 60)
 	mcp_graph_case_node(&g, MCP_OP_COPY, MCP_GRAPH_ENGINE_CPU, 1, 1, 0, 1);
 
 	for (int i = 0; i < 2; i++) {
-		ASSERT_EQ(0, bo_create_len(self->fd, COPY_LEN, 0, -1, &bo[i]));
+		ASSERT_EQ(0, bo_create_node(self->fd, COPY_LEN, 0, -1, &bo[i]));
 		EXPECT_EQ(self->m.near, bo_node(self->fd, bo[i]));
 	}
 	in = bo_mmap(self->fd, bo[0], COPY_LEN);
