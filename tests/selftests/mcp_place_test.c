@@ -214,11 +214,11 @@ static void alloc_on(int node, size_t size)
 }
 
 /*
- * A child that allocates MEM_SIZE on @mem_node (-1: nothing) and as much
- * on @mem_node2 (-1: nothing), reports ready through a pipe and sleeps
- * until killed.
+ * A child that allocates @size bytes on @mem_node (-1: nothing) and as
+ * much on @mem_node2 (-1: nothing), reports ready through a pipe and
+ * sleeps until killed.
  */
-static pid_t spawn_sleeper2(int mem_node, int mem_node2)
+static pid_t spawn_sleeper_sized(int mem_node, int mem_node2, size_t size)
 {
 	int pfd[2];
 	pid_t pid;
@@ -232,9 +232,9 @@ static pid_t spawn_sleeper2(int mem_node, int mem_node2)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(pfd[0]);
 		if (mem_node >= 0)
-			alloc_on(mem_node, MEM_SIZE);
+			alloc_on(mem_node, size);
 		if (mem_node2 >= 0)
-			alloc_on(mem_node2, MEM_SIZE);
+			alloc_on(mem_node2, size);
 		c = 1;
 		if (write(pfd[1], &c, 1) != 1)
 			_exit(1);
@@ -253,7 +253,7 @@ static pid_t spawn_sleeper2(int mem_node, int mem_node2)
 
 static pid_t spawn_sleeper(int mem_node)
 {
-	return spawn_sleeper2(mem_node, -1);
+	return spawn_sleeper_sized(mem_node, -1, MEM_SIZE);
 }
 
 static void reap(pid_t pid)
@@ -977,12 +977,42 @@ TEST_F_TIMEOUT(place, rebalancer_many_kept_tasks, 120)
 	EXPECT_EQ(self->placed0, mcp_counter("placed_tasks"));
 }
 
+/* Resident pages per node of @pid's anonymous mappings (numa_maps). */
+static void log_numa_pages(struct __test_metadata *_metadata, pid_t pid)
+{
+	long pages[MAX_NODES] = { 0 };
+	char path[64], line[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/numa_maps", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "anon="))
+			continue;
+		for (char *p = strstr(line, " N"); p; p = strstr(p + 1, " N")) {
+			int nid;
+			long n;
+
+			if (sscanf(p, " N%d=%ld", &nid, &n) == 2 && nid >= 0 && nid < MAX_NODES)
+				pages[nid] += n;
+		}
+	}
+	fclose(f);
+	for (int nid = 0; nid < MAX_NODES; nid++)
+		if (pages[nid])
+			TH_LOG("pid %d: %ld anonymous pages on node %d", pid, pages[nid], nid);
+}
+
 /*
  * Memory split evenly over two nodes: a kept task never trades places.
  * The sleeper starts on n0's CPUs, so the pages it touches besides the
  * split (stack, copies on write) are on n0 and not on whichever node the
  * test ran on (on memless, 5 of the 6 CPUs put them on node 1, tilting
  * the split past the hysteresis now and then); then it may run anywhere.
+ * The split is 32 MiB a side, so that pages shared with the parent
+ * (wherever it touched them) stay a small part of the sample.
  */
 TEST_F_TIMEOUT(place, rebalancer_no_ping_pong_between_equal_nodes, 60)
 {
@@ -993,7 +1023,7 @@ TEST_F_TIMEOUT(place, rebalancer_no_ping_pong_between_equal_nodes, 60)
 
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(all), &all));
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(self->t.cpus[n0]), &self->t.cpus[n0]));
-	child = spawn_sleeper2(n0, n1);
+	child = spawn_sleeper_sized(n0, n1, 4 * MEM_SIZE);
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(all), &all));
 	ASSERT_LT(0, child);
 	ASSERT_EQ(0, sched_setaffinity(child, sizeof(all), &all));
@@ -1016,6 +1046,8 @@ TEST_F_TIMEOUT(place, rebalancer_no_ping_pong_between_equal_nodes, 60)
 	}
 	EXPECT_EQ(0, moves);
 	EXPECT_EQ(n0, on);
+	if (moves)
+		log_numa_pages(_metadata, child);
 	reap(child);
 }
 
