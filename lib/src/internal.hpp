@@ -166,6 +166,12 @@ void place_result_to_c(const PlaceResult &r, struct mcp_place_result &c);
 // cpu.max for @cpus vCores, "12500 100000" for 0.125.  Throws
 // mcp::Error(EINVAL) below 0.125 vCore, for 0, negative or non-finite.
 std::string cpu_max_for(double cpus);
+// The node whose memory a group on @node's CPUs gets (cpuset.mems):
+// @node when it is in @with_memory, else the node of @with_memory
+// nearest by @distances (@node's row, one entry per node of @online, in
+// that order), the lowest id among equals; @node when nothing is known.
+unsigned qos_memory_node(unsigned node, const std::vector<unsigned> &with_memory,
+			 const std::vector<unsigned> &online, const std::vector<unsigned> &distances);
 // cpu.weight of a class; 0 for best-effort (left at the kernel default).
 unsigned cpu_weight_for(QosClass cls);
 // The class a group's files describe.

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -49,6 +50,26 @@ std::optional<QosClass> parse_qos_class(std::string_view name) noexcept
 }
 
 namespace detail {
+
+unsigned qos_memory_node(unsigned node, const std::vector<unsigned> &with_memory,
+			 const std::vector<unsigned> &online, const std::vector<unsigned> &distances)
+{
+	unsigned best = node, best_dist = std::numeric_limits<unsigned>::max();
+
+	if (with_memory.empty() ||
+	    std::find(with_memory.begin(), with_memory.end(), node) != with_memory.end())
+		return node;
+	// Ascending ids (sysfs lists them so) and a strict '<': ties go to the lowest.
+	for (std::size_t i = 0; i < online.size() && i < distances.size(); i++) {
+		if (std::find(with_memory.begin(), with_memory.end(), online[i]) == with_memory.end())
+			continue;
+		if (distances[i] < best_dist) {
+			best = online[i];
+			best_dist = distances[i];
+		}
+	}
+	return best;
+}
 
 std::string cpu_max_for(double cpus)
 {
@@ -125,6 +146,30 @@ std::optional<std::string> read_file(const std::string &path)
 	while (!v.empty() && (v.back() == '\n' || v.back() == ' '))
 		v.pop_back();
 	return v;
+}
+
+// qos_memory_node() from /sys/devices/system/node: a memoryless node's
+// CPUs take the nearest memory (with its own id in cpuset.mems, cgroup v2
+// would give the group its parent's nodes: no confinement at all).
+unsigned sysfs_memory_node(unsigned node)
+{
+	const std::string sys = "/sys/devices/system/node/";
+	std::optional<std::string> mem = read_file(sys + "has_memory");
+	std::optional<std::string> online = read_file(sys + "online");
+	std::optional<std::string> dist = read_file(sys + "node" + std::to_string(node) + "/distance");
+	std::vector<unsigned> distances;
+
+	if (!mem || !online || !dist)
+		return node;
+	std::istringstream in(*dist);
+	for (unsigned d; in >> d;)
+		distances.push_back(d);
+	try {
+		return detail::qos_memory_node(node, detail::parse_id_list(*mem),
+					       detail::parse_id_list(*online), distances);
+	} catch (const Error &) {
+		return node; // unreadable lists: the kernel's answer will say
+	}
 }
 
 std::optional<std::uint64_t> read_u64(const std::string &path)
@@ -243,6 +288,7 @@ void QosGroup::create(const QosSpec &spec)
 	std::vector<std::string> controllers;
 	std::string cpu_max;
 	std::vector<unsigned> node_cpus = spec.node_cpus;
+	std::optional<unsigned> mems_node = spec.node;
 
 	if (spec.cpus)
 		cpu_max = detail::cpu_max_for(*spec.cpus); // validate before touching anything
@@ -262,6 +308,7 @@ void QosGroup::create(const QosSpec &spec)
 		node_cpus = detail::parse_id_list(*text);
 		if (node_cpus.empty())
 			throw Error(EINVAL, "node " + std::to_string(*spec.node) + " has no CPUs");
+		mems_node = sysfs_memory_node(*spec.node);
 	}
 
 	check_cgroup2(mount_);
@@ -298,7 +345,7 @@ void QosGroup::create(const QosSpec &spec)
 	}
 	if (spec.node) {
 		write_setting(dir, "cpuset.cpus", join_ids(node_cpus));
-		write_setting(dir, "cpuset.mems", std::to_string(*spec.node));
+		write_setting(dir, "cpuset.mems", std::to_string(*mems_node));
 	}
 }
 

@@ -289,4 +289,26 @@ TEST_F_TIMEOUT(memless, mcpctl_graph_run_default_and_explicit, 120)
 	unlink("/tmp/memless.mgph");
 }
 
+/*
+ * A QoS group on the memoryless node's CPUs takes the nearest memory.
+ * The old code wrote the node itself to cpuset.mems, which cgroup v2
+ * accepts and then ignores (the group gets its parent's nodes).
+ */
+TEST_F(memless, mcpctl_qos_on_memoryless_node_takes_nearest_memory)
+{
+	char want[64], node_arg[16];
+
+	if (SKIPPED_IN_SETUP())
+		return;
+	if (access(MCP_MCPCTL_PATH, X_OK))
+		SKIP(return, "no mcpctl in this image");
+	snprintf(node_arg, sizeof(node_arg), "%d", self->m.node);
+	ASSERT_EQ(0, MCP_MCPCTL(cli_out, "qos", "create", "memless", "--class", "best-effort",
+				"--node", node_arg)) TH_LOG("%s", cli_out);
+	EXPECT_EQ(0, MCP_MCPCTL(cli_out, "qos", "show", "memless")) TH_LOG("%s", cli_out);
+	snprintf(want, sizeof(want), "cpuset.mems: %d\n", self->m.near);
+	EXPECT_NE(NULL, strstr(cli_out, want)) TH_LOG("%s", cli_out);
+	EXPECT_EQ(0, MCP_MCPCTL(cli_out, "qos", "delete", "memless")) TH_LOG("%s", cli_out);
+}
+
 MCP_TEST_MAIN

@@ -225,3 +225,18 @@ Test(qos, sizes)
 	cr_expect_eq(errnum_of([] { mcpctl::parse_size("5X"); }), EINVAL);
 	cr_expect_eq(errnum_of([] { mcpctl::parse_size("99999999999999T"); }), EINVAL);
 }
+
+// A memoryless node's group takes the nearest node with memory.
+Test(qos, memory_node_of_a_memoryless_node_is_the_nearest)
+{
+	// The memless VM: node 2 (no memory) is 24 from node 0, 17 from node 1.
+	const std::vector<unsigned> mem{0, 1}, online{0, 1, 2};
+
+	cr_expect_eq(mcp::detail::qos_memory_node(2, mem, online, {24, 17, 10}), 1u);
+	cr_expect_eq(mcp::detail::qos_memory_node(1, mem, online, {31, 10, 17}), 1u);
+	// Ties go to the lowest id.
+	cr_expect_eq(mcp::detail::qos_memory_node(2, mem, online, {20, 20, 10}), 0u);
+	// Nothing known: the node itself (the kernel's refusal will say).
+	cr_expect_eq(mcp::detail::qos_memory_node(2, {}, online, {24, 17, 10}), 2u);
+	cr_expect_eq(mcp::detail::qos_memory_node(2, mem, online, {}), 2u);
+}

@@ -268,7 +268,7 @@ inline constexpr std::uint64_t qos_burstable_memory_low = 256ULL << 20;
 struct QosSpec {
 	QosClass cls = QosClass::best_effort;
 	std::optional<double> cpus;	// vCores for cpu.max (>= 0.125)
-	std::optional<unsigned> node;	// cpuset.mems = node, cpuset.cpus = its CPUs
+	std::optional<unsigned> node;	// cpuset.cpus: its CPUs; .mems: it or nearest memory
 	// CPUs of @node; empty: read from /sys/devices/system/node/nodeN/cpulist.
 	std::vector<unsigned> node_cpus;
 	// Overrides of the class's memory protection (bytes): memory.min for
