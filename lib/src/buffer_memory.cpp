@@ -144,18 +144,11 @@ int mcp_get_process_buffer_memory(int pid, struct mcp_buffer_memory *out)
 		return mcp::detail::c_api_fail(
 			EINVAL, "mcp_get_process_buffer_memory: out->size is not "
 				"sizeof(struct mcp_buffer_memory)");
-	try {
+	return mcp::detail::c_api_guard([&] {
 		const mcp::BufferMemory m = mcp::process_buffer_memory(pid);
 
 		out->contexts = m.contexts;
 		out->system_bytes = m.system_bytes;
 		out->userptr_bytes = m.userptr_bytes;
-		return 0;
-	} catch (const mcp::Error &e) {
-		return mcp::detail::c_api_fail(e.errnum(), e.what());
-	} catch (const std::bad_alloc &) {
-		return mcp::detail::c_api_fail(ENOMEM, "out of memory");
-	} catch (const std::exception &e) {
-		return mcp::detail::c_api_fail(EIO, e.what());
-	}
+	});
 }

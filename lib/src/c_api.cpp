@@ -42,23 +42,6 @@ int fail(int errnum, const char *msg) noexcept
 	return -errnum;
 }
 
-// Runs @fn, translating exceptions into a negative errno.
-template <typename Fn>
-int guard(Fn &&fn) noexcept
-{
-	try {
-		fn();
-		return 0;
-	} catch (const mcp::Error &e) {
-		return fail(e.errnum(), e.what());
-	} catch (const std::bad_alloc &) {
-		return fail(ENOMEM, "out of memory");
-	} catch (const std::exception &e) {
-		return fail(EIO, e.what());
-	} catch (...) {
-		return fail(EIO, "unexpected internal error in libmcp");
-	}
-}
 
 const mcp::Node *node_at(const mcp_topo *topo, unsigned int index) noexcept
 {
@@ -123,7 +106,7 @@ int mcp_open(const char *path, struct mcp_device **out)
 {
 	if (!out)
 		return fail(EINVAL, "mcp_open: out is NULL");
-	return guard([&] {
+	return mcp::detail::c_api_guard([&] {
 		auto handle = std::make_unique<mcp_device>();
 		handle->dev = mcp::Device::open(path ? path : "");
 		*out = handle.release();
@@ -148,7 +131,7 @@ int mcp_get_version(const struct mcp_device *dev, uint32_t *abi_major,
 {
 	if (!dev)
 		return fail(EINVAL, "mcp_get_version: dev is NULL");
-	return guard([&] {
+	return mcp::detail::c_api_guard([&] {
 		const mcp::Version &v = dev->dev.version();
 
 		if (abi_major)
@@ -202,7 +185,7 @@ int mcp_topo_get(struct mcp_device *dev, struct mcp_topo **out)
 {
 	if (!dev || !out)
 		return fail(EINVAL, "mcp_topo_get: dev or out is NULL");
-	return guard([&] {
+	return mcp::detail::c_api_guard([&] {
 		*out = mcp::detail::make_c_topology(dev->dev.topology());
 	});
 }
@@ -271,7 +254,7 @@ int mcp_topo_distance(const struct mcp_topo *topo, unsigned int node_a,
 {
 	if (!topo || !distance)
 		return fail(EINVAL, "mcp_topo_distance: topo or distance is NULL");
-	return guard([&] { *distance = topo->topo.distance(node_a, node_b); });
+	return mcp::detail::c_api_guard([&] { *distance = topo->topo.distance(node_a, node_b); });
 }
 
 int mcp_place(struct mcp_device *dev, int pid, const struct mcp_place_opts *opts,
@@ -285,7 +268,7 @@ int mcp_place(struct mcp_device *dev, int pid, const struct mcp_place_opts *opts
 		return fail(EINVAL, "mcp_place: unknown bits in opts->flags");
 	if (result && result->size < sizeof(*result))
 		return fail(EINVAL, "mcp_place: result->size is smaller than struct mcp_place_result");
-	return guard([&] {
+	return mcp::detail::c_api_guard([&] {
 		mcp::PlaceOptions o;
 
 		if (opts) {
@@ -301,7 +284,7 @@ int mcp_unplace(struct mcp_device *dev, int pid)
 {
 	if (!dev)
 		return fail(EINVAL, "mcp_unplace: dev is NULL");
-	return guard([&] { dev->dev.unplace(pid); });
+	return mcp::detail::c_api_guard([&] { dev->dev.unplace(pid); });
 }
 
 const char *mcp_place_reason_name(uint32_t reason)
@@ -328,7 +311,7 @@ int mcp_qos_create(const char *cgroup_mount, const char *name,
 		return fail(EINVAL, "mcp_qos_create: bad spec->size or non-zero spec->reserved");
 	if (spec->qos_class > MCP_QOS_GUARANTEED)
 		return fail(EINVAL, "mcp_qos_create: unknown qos_class");
-	return guard([&] {
+	return mcp::detail::c_api_guard([&] {
 		mcp::QosSpec s;
 
 		s.cls = static_cast<mcp::QosClass>(spec->qos_class);
@@ -348,7 +331,7 @@ int mcp_qos_attach(const char *cgroup_mount, const char *name, int pid)
 {
 	if (!name)
 		return fail(EINVAL, "mcp_qos_attach: name is NULL");
-	return guard([&] {
+	return mcp::detail::c_api_guard([&] {
 		mcp::QosGroup(name, cgroup_mount_or_default(cgroup_mount)).attach(pid);
 	});
 }
@@ -357,7 +340,7 @@ int mcp_qos_delete(const char *cgroup_mount, const char *name)
 {
 	if (!name)
 		return fail(EINVAL, "mcp_qos_delete: name is NULL");
-	return guard([&] { mcp::QosGroup(name, cgroup_mount_or_default(cgroup_mount)).remove(); });
+	return mcp::detail::c_api_guard([&] { mcp::QosGroup(name, cgroup_mount_or_default(cgroup_mount)).remove(); });
 }
 
 // ---- accelerator devices ----
@@ -427,7 +410,7 @@ int mcp_accel_list(struct mcp_device *dev, uint32_t *indices, size_t cap, size_t
 	if (!dev || !count || (cap && !indices))
 		return fail(EINVAL, "mcp_accel_list: dev or count is NULL, or indices is NULL with cap > 0");
 	int r = 0;
-	int g = guard([&] {
+	int g = mcp::detail::c_api_guard([&] {
 		std::vector<unsigned> ids = dev->dev.accelerator_indices();
 
 		*count = ids.size();
@@ -444,7 +427,7 @@ int mcp_accel_query(struct mcp_device *dev, uint32_t index, struct mcp_accel_inf
 {
 	if (!dev || !accel_info_size_ok(info))
 		return fail(EINVAL, "mcp_accel_query: dev or info is NULL, or info->size is too small");
-	return guard([&] { accel_info_to_c(dev->dev.accelerator_info(index), *info); });
+	return mcp::detail::c_api_guard([&] { accel_info_to_c(dev->dev.accelerator_info(index), *info); });
 }
 
 int mcp_accel_find(struct mcp_device *dev, const char *address, uint32_t *index)
@@ -454,14 +437,14 @@ int mcp_accel_find(struct mcp_device *dev, const char *address, uint32_t *index)
 	std::optional<mcp::PciAddress> a = mcp::PciAddress::parse(address);
 	if (!a)
 		return fail(EINVAL, "mcp_accel_find: the address is not dddd:bb:ss.f or bb:ss.f");
-	return guard([&] { *index = dev->dev.find_accelerator(*a); });
+	return mcp::detail::c_api_guard([&] { *index = dev->dev.find_accelerator(*a); });
 }
 
 int mcp_accel_open(struct mcp_device *dev, uint32_t index, struct mcp_accel **out)
 {
 	if (!dev || !out)
 		return fail(EINVAL, "mcp_accel_open: dev or out is NULL");
-	return guard([&] {
+	return mcp::detail::c_api_guard([&] {
 		auto handle = std::make_unique<mcp_accel>();
 		handle->accel = dev->dev.open_accelerator(index);
 		*out = handle.release();
@@ -484,7 +467,7 @@ int mcp_accel_get_info(const struct mcp_accel *accel, struct mcp_accel_info *inf
 {
 	if (!accel || !accel_info_size_ok(info))
 		return fail(EINVAL, "mcp_accel_get_info: accel or info is NULL, or info->size is too small");
-	return guard([&] { accel_info_to_c(accel->accel.info(), *info); });
+	return mcp::detail::c_api_guard([&] { accel_info_to_c(accel->accel.info(), *info); });
 }
 
 int mcp_bar_map(struct mcp_accel *accel, uint32_t bar, uint32_t flags, uint64_t offset,
@@ -494,7 +477,7 @@ int mcp_bar_map(struct mcp_accel *accel, uint32_t bar, uint32_t flags, uint64_t 
 		return fail(EINVAL, "mcp_bar_map: accel or out is NULL");
 	if (flags & ~MCP_BAR_MAP_WC)
 		return fail(EINVAL, "mcp_bar_map: unknown flags");
-	return guard([&] {
+	return mcp::detail::c_api_guard([&] {
 		auto handle = std::make_unique<mcp_bar>();
 		handle->map = accel->accel.map_bar(bar,
 						   (flags & MCP_BAR_MAP_WC) ? mcp::Caching::write_combining
@@ -523,35 +506,35 @@ int mcp_bar_read32(const struct mcp_bar *bar, uint64_t offset, uint32_t *value)
 {
 	if (!bar || !value)
 		return fail(EINVAL, "mcp_bar_read32: bar or value is NULL");
-	return guard([&] { *value = bar->map.read32(offset); });
+	return mcp::detail::c_api_guard([&] { *value = bar->map.read32(offset); });
 }
 
 int mcp_bar_read64(const struct mcp_bar *bar, uint64_t offset, uint64_t *value)
 {
 	if (!bar || !value)
 		return fail(EINVAL, "mcp_bar_read64: bar or value is NULL");
-	return guard([&] { *value = bar->map.read64(offset); });
+	return mcp::detail::c_api_guard([&] { *value = bar->map.read64(offset); });
 }
 
 int mcp_bar_write32(const struct mcp_bar *bar, uint64_t offset, uint32_t value)
 {
 	if (!bar)
 		return fail(EINVAL, "mcp_bar_write32: bar is NULL");
-	return guard([&] { bar->map.write32(offset, value); });
+	return mcp::detail::c_api_guard([&] { bar->map.write32(offset, value); });
 }
 
 int mcp_bar_write64(const struct mcp_bar *bar, uint64_t offset, uint64_t value)
 {
 	if (!bar)
 		return fail(EINVAL, "mcp_bar_write64: bar is NULL");
-	return guard([&] { bar->map.write64(offset, value); });
+	return mcp::detail::c_api_guard([&] { bar->map.write64(offset, value); });
 }
 
 int mcp_bar_write_block(const struct mcp_bar *bar, uint64_t offset, const void *data, size_t len)
 {
 	if (!bar || (len && !data))
 		return fail(EINVAL, "mcp_bar_write_block: bar or data is NULL");
-	return guard([&] {
+	return mcp::detail::c_api_guard([&] {
 		bar->map.write_block(offset, {static_cast<const std::byte *>(data), len});
 	});
 }
@@ -560,7 +543,7 @@ int mcp_irq_open(struct mcp_accel *accel, uint32_t vector, struct mcp_irq **out)
 {
 	if (!accel || !out)
 		return fail(EINVAL, "mcp_irq_open: accel or out is NULL");
-	return guard([&] {
+	return mcp::detail::c_api_guard([&] {
 		auto handle = std::make_unique<mcp_irq>();
 		handle->event = accel->accel.irq_event(vector);
 		*out = handle.release();
@@ -584,7 +567,7 @@ int mcp_irq_wait(struct mcp_irq *irq, int timeout_ms, uint64_t *count)
 	if (!irq)
 		return fail(EINVAL, "mcp_irq_wait: irq is NULL");
 	std::optional<std::uint64_t> got;
-	int r = guard([&] { got = irq->event.wait(std::chrono::milliseconds(timeout_ms)); });
+	int r = mcp::detail::c_api_guard([&] { got = irq->event.wait(std::chrono::milliseconds(timeout_ms)); });
 	if (r)
 		return r;
 	if (!got)
@@ -598,7 +581,7 @@ int mcp_irq_unmask(struct mcp_irq *irq)
 {
 	if (!irq)
 		return fail(EINVAL, "mcp_irq_unmask: irq is NULL");
-	return guard([&] { irq->event.unmask(); });
+	return mcp::detail::c_api_guard([&] { irq->event.unmask(); });
 }
 
 const char *mcp_strerror_last(void)

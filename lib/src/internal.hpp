@@ -5,15 +5,19 @@
 #ifndef MCP_SRC_INTERNAL_HPP
 #define MCP_SRC_INTERNAL_HPP
 
+#include <cerrno>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
+#include <new>
 #include <optional>
 
 struct nlmsghdr;
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <mcp/mcp.hpp>
@@ -68,6 +72,29 @@ std::string events_error_message(int errnum, std::string_view what);
 
 // c_api.cpp: records @msg for mcp_strerror_last(); returns -@errnum.
 int c_api_fail(int errnum, const char *msg) noexcept;
+
+// The C boundary: runs @fn and turns an exception into -errno with its
+// message for mcp_strerror_last().  Returns what @fn returns (an int), or
+// 0 after an @fn that returns nothing.
+template <typename Fn> int c_api_guard(Fn &&fn) noexcept
+{
+	try {
+		if constexpr (std::is_void_v<std::invoke_result_t<Fn>>) {
+			fn();
+			return 0;
+		} else {
+			return fn();
+		}
+	} catch (const Error &e) {
+		return c_api_fail(e.errnum(), e.what());
+	} catch (const std::bad_alloc &) {
+		return c_api_fail(ENOMEM, "out of memory");
+	} catch (const std::exception &e) {
+		return c_api_fail(EIO, e.what());
+	} catch (...) {
+		return c_api_fail(EIO, "unexpected internal error in libmcp");
+	}
+}
 // c_api.cpp: the C++ objects behind the C handles (not NULL).
 const Device &c_api_device(const struct mcp_device *dev) noexcept;
 const Accelerator &c_api_accel(const struct mcp_accel *accel) noexcept;

@@ -537,31 +537,12 @@ void save_buffer(const GraphDef &def, std::string_view name, std::span<const std
 
 // ---- C API ----
 
-namespace {
-
-template <typename Fn> int npy_guard(Fn &&fn) noexcept
-{
-	try {
-		return fn();
-	} catch (const mcp::Error &e) {
-		return mcp::detail::c_api_fail(e.errnum(), e.what());
-	} catch (const std::bad_alloc &) {
-		return mcp::detail::c_api_fail(ENOMEM, "out of memory");
-	} catch (const std::exception &e) {
-		return mcp::detail::c_api_fail(EIO, e.what());
-	} catch (...) {
-		return mcp::detail::c_api_fail(EIO, "unexpected internal error in libmcp");
-	}
-}
-
-} // namespace
-
 extern "C" int mcp_npy_load(const char *path, struct mcp_npy_info *info, void *buf, size_t cap)
 {
 	if (!path || !info || info->size < sizeof(*info))
 		return mcp::detail::c_api_fail(EINVAL, "mcp_npy_load: path or info is NULL, or "
 						       "info->size is too small");
-	return npy_guard([&] {
+	return mcp::detail::c_api_guard([&] {
 		const mcp::npy::Array a = mcp::npy::read(path);
 		if (!a.dtype)
 			throw mcp::Error(EINVAL, std::string(path) + ": dtype " + a.descr +
@@ -595,7 +576,7 @@ extern "C" int mcp_npy_save(const char *path, uint32_t dtype, const uint64_t *sh
 {
 	if (!path || (rank && !shape) || (len && !data))
 		return mcp::detail::c_api_fail(EINVAL, "mcp_npy_save: path, shape or data is NULL");
-	return npy_guard([&] {
+	return mcp::detail::c_api_guard([&] {
 		const auto dt = static_cast<mcp::DType>(dtype);
 		if (dtype > 255 || !mcp::dtype_size(dt))
 			throw mcp::Error(EINVAL, "mcp_npy_save: dtype " + std::to_string(dtype) +
@@ -612,7 +593,7 @@ extern "C" int mcp_npy_load_buffer(const struct mcp_graph_def *graph, const char
 	if (!graph || !buffer || !path || (len && !mem))
 		return mcp::detail::c_api_fail(EINVAL, "mcp_npy_load_buffer: graph, buffer, path or "
 						       "mem is NULL");
-	return npy_guard([&] {
+	return mcp::detail::c_api_guard([&] {
 		mcp::npy::load_buffer(mcp::detail::graph_def_of(graph), buffer, path,
 				      std::span<std::byte>(static_cast<std::byte *>(mem), len));
 		return 0;
@@ -625,7 +606,7 @@ extern "C" int mcp_npy_save_buffer(const struct mcp_graph_def *graph, const char
 	if (!graph || !buffer || !path || (len && !mem))
 		return mcp::detail::c_api_fail(EINVAL, "mcp_npy_save_buffer: graph, buffer, path or "
 						       "mem is NULL");
-	return npy_guard([&] {
+	return mcp::detail::c_api_guard([&] {
 		mcp::npy::save_buffer(mcp::detail::graph_def_of(graph), buffer,
 				      std::span<const std::byte>(static_cast<const std::byte *>(mem), len),
 				      path);

@@ -19,20 +19,6 @@ struct mcp_pool_client {
 
 namespace {
 
-template <typename Fn> int pool_guard(Fn &&fn) noexcept
-{
-	try {
-		fn();
-		return 0;
-	} catch (const mcp::Error &e) {
-		return mcp::detail::c_api_fail(e.errnum(), e.what());
-	} catch (const std::bad_alloc &) {
-		return mcp::detail::c_api_fail(ENOMEM, "out of memory");
-	} catch (...) {
-		return mcp::detail::c_api_fail(EIO, "unexpected internal error in libmcp");
-	}
-}
-
 mcp::Tensor tensor_from_c(const struct mcp_tensor &c)
 {
 	return {c.id, c.offset, c.size, c.capacity, c.from};
@@ -68,7 +54,7 @@ int mcp_pool_serve(const char *path, const struct mcp_pool_opts *opts, struct mc
 	if (!path || !out || (opts && (opts->size < sizeof(*opts) || (opts->flags & ~MCP_POOL_OPT_ALL))))
 		return mcp::detail::c_api_fail(EINVAL, "mcp_pool_serve: path or out is NULL, or "
 						       "opts->size is too small or has unknown flags");
-	return pool_guard([&] {
+	return mcp::detail::c_api_guard([&] {
 		mcp::PoolOptions o;
 
 		if (opts) {
@@ -91,7 +77,7 @@ int mcp_pool_attach(const char *path, struct mcp_pool_client **out)
 {
 	if (!path || !out)
 		return mcp::detail::c_api_fail(EINVAL, "mcp_pool_attach: path or out is NULL");
-	return pool_guard([&] { *out = new mcp_pool_client{mcp::TensorPool::attach(path)}; });
+	return mcp::detail::c_api_guard([&] { *out = new mcp_pool_client{mcp::TensorPool::attach(path)}; });
 }
 
 void mcp_pool_detach(struct mcp_pool_client *client)
@@ -108,14 +94,14 @@ int mcp_pool_alloc(struct mcp_pool_client *client, uint64_t bytes, struct mcp_te
 {
 	if (!client || !out)
 		return mcp::detail::c_api_fail(EINVAL, "mcp_pool_alloc: client or out is NULL");
-	return pool_guard([&] { tensor_to_c(client->client.alloc(bytes), *out); });
+	return mcp::detail::c_api_guard([&] { tensor_to_c(client->client.alloc(bytes), *out); });
 }
 
 int mcp_pool_free(struct mcp_pool_client *client, const struct mcp_tensor *tensor)
 {
 	if (!client || !tensor)
 		return mcp::detail::c_api_fail(EINVAL, "mcp_pool_free: client or tensor is NULL");
-	return pool_guard([&] { client->client.free(tensor_from_c(*tensor)); });
+	return mcp::detail::c_api_guard([&] { client->client.free(tensor_from_c(*tensor)); });
 }
 
 void *mcp_pool_data(struct mcp_pool_client *client, const struct mcp_tensor *tensor)
@@ -126,7 +112,7 @@ void *mcp_pool_data(struct mcp_pool_client *client, const struct mcp_tensor *ten
 		mcp::detail::c_api_fail(EINVAL, "mcp_pool_data: client or tensor is NULL");
 		return nullptr;
 	}
-	pool_guard([&] { data = client->client.span(tensor_from_c(*tensor)).data(); });
+	mcp::detail::c_api_guard([&] { data = client->client.span(tensor_from_c(*tensor)).data(); });
 	return data;
 }
 
@@ -134,7 +120,7 @@ int mcp_pool_send(struct mcp_pool_client *client, const struct mcp_tensor *tenso
 {
 	if (!client || !tensor)
 		return mcp::detail::c_api_fail(EINVAL, "mcp_pool_send: client or tensor is NULL");
-	return pool_guard([&] { client->client.send(tensor_from_c(*tensor), peer); });
+	return mcp::detail::c_api_guard([&] { client->client.send(tensor_from_c(*tensor), peer); });
 }
 
 int mcp_pool_receive(struct mcp_pool_client *client, int timeout_ms, struct mcp_tensor *out)
@@ -143,7 +129,7 @@ int mcp_pool_receive(struct mcp_pool_client *client, int timeout_ms, struct mcp_
 		return mcp::detail::c_api_fail(EINVAL, "mcp_pool_receive: client or out is NULL, or "
 						       "timeout_ms is below -1");
 	std::optional<mcp::Tensor> t;
-	int err = pool_guard([&] {
+	int err = mcp::detail::c_api_guard([&] {
 		std::optional<std::chrono::milliseconds> timeout;
 		if (timeout_ms >= 0)
 			timeout = std::chrono::milliseconds(timeout_ms);
@@ -161,14 +147,14 @@ int mcp_pool_stat(struct mcp_pool_client *client, struct mcp_pool_info *out)
 {
 	if (!client || !out)
 		return mcp::detail::c_api_fail(EINVAL, "mcp_pool_stat: client or out is NULL");
-	return pool_guard([&] { stat_to_c(client->client.stat(), *out); });
+	return mcp::detail::c_api_guard([&] { stat_to_c(client->client.stat(), *out); });
 }
 
 int mcp_pool_query(const char *path, struct mcp_pool_info *out)
 {
 	if (!path || !out)
 		return mcp::detail::c_api_fail(EINVAL, "mcp_pool_query: path or out is NULL");
-	return pool_guard([&] { stat_to_c(mcp::TensorPool::stat(path), *out); });
+	return mcp::detail::c_api_guard([&] { stat_to_c(mcp::TensorPool::stat(path), *out); });
 }
 
 } // extern "C"
