@@ -5,7 +5,9 @@
 // (schema in Documentation/observability.rst).
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <ostream>
+#include <set>
 
 #include <fmt/format.h>
 #include <sys/ioctl.h>
@@ -270,11 +272,12 @@ namespace {
 std::map<int, std::uint64_t> buffer_memory_by_process(const std::vector<mcp::trace::TaskRecord> &rows)
 {
 	std::map<int, std::uint64_t> out;
+	std::set<int> tried;
 
 	for (const auto &t : rows) {
 		const int pid = row_process(t);
 
-		if (out.count(pid))
+		if (!tried.insert(pid).second)
 			continue;
 		try {
 			out[pid] = mcp::process_buffer_memory(pid).total_bytes();
