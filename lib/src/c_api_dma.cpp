@@ -10,30 +10,11 @@
 
 #include "dma_internal.hpp"
 
+using mcp::detail::c_api_fail;
+using mcp::detail::c_api_guard;
+
 namespace {
 
-int dma_fail(int errnum, const char *msg) noexcept
-{
-	return mcp::detail::c_api_fail(errnum, msg);
-}
-
-// Runs @fn, translating exceptions into a negative errno.
-template <typename Fn>
-int dma_guard(Fn &&fn) noexcept
-{
-	try {
-		fn();
-		return 0;
-	} catch (const mcp::Error &e) {
-		return dma_fail(e.errnum(), e.what());
-	} catch (const std::bad_alloc &) {
-		return dma_fail(ENOMEM, "out of memory");
-	} catch (const std::exception &e) {
-		return dma_fail(EIO, e.what());
-	} catch (...) {
-		return dma_fail(EIO, "unexpected internal error in libmcp");
-	}
-}
 
 mcp::CopyOptions copy_options(const struct mcp_dma_copy_opts *opts)
 {
@@ -76,8 +57,8 @@ extern "C" {
 int mcp_dma_open_host(struct mcp_device *dev, struct mcp_dma **out)
 {
 	if (!dev || !out)
-		return dma_fail(EINVAL, "mcp_dma_open_host: dev or out is NULL");
-	return dma_guard([&] {
+		return c_api_fail(EINVAL, "mcp_dma_open_host: dev or out is NULL");
+	return c_api_guard([&] {
 		auto handle = std::make_unique<mcp_dma>();
 		handle->dma = mcp::Dma::host(mcp::detail::c_api_device(dev));
 		*out = handle.release();
@@ -87,8 +68,8 @@ int mcp_dma_open_host(struct mcp_device *dev, struct mcp_dma **out)
 int mcp_dma_open_accel(struct mcp_accel *accel, struct mcp_dma **out)
 {
 	if (!accel || !out)
-		return dma_fail(EINVAL, "mcp_dma_open_accel: accel or out is NULL");
-	return dma_guard([&] {
+		return c_api_fail(EINVAL, "mcp_dma_open_accel: accel or out is NULL");
+	return c_api_guard([&] {
 		auto handle = std::make_unique<mcp_dma>();
 		handle->dma = mcp::Dma::device(mcp::detail::c_api_accel(accel));
 		*out = handle.release();
@@ -103,8 +84,8 @@ void mcp_dma_close(struct mcp_dma *dma)
 int mcp_dma_get_engine_info(struct mcp_dma *dma, uint32_t index, struct mcp_dma_engine_info *info)
 {
 	if (!dma || !info || info->size < sizeof(*info))
-		return dma_fail(EINVAL, "mcp_dma_get_engine_info: dma or info is NULL, or info->size is too small");
-	return dma_guard([&] {
+		return c_api_fail(EINVAL, "mcp_dma_get_engine_info: dma or info is NULL, or info->size is too small");
+	return c_api_guard([&] {
 		mcp::EngineInfo e = dma->dma.engine(index);
 		const std::uint32_t size = info->size;
 
@@ -127,18 +108,18 @@ int mcp_dma_get_engine_info(struct mcp_dma *dma, uint32_t index, struct mcp_dma_
 int mcp_dma_find_engine(struct mcp_dma *dma, const char *name, uint32_t *index)
 {
 	if (!dma || !name || !index)
-		return dma_fail(EINVAL, "mcp_dma_find_engine: dma, name or index is NULL");
-	return dma_guard([&] { *index = dma->dma.find_engine(name); });
+		return c_api_fail(EINVAL, "mcp_dma_find_engine: dma, name or index is NULL");
+	return c_api_guard([&] { *index = dma->dma.find_engine(name); });
 }
 
 int mcp_buffer_create(struct mcp_dma *dma, uint64_t length, uint32_t flags, int node,
 		      struct mcp_buffer **out)
 {
 	if (!dma || !out)
-		return dma_fail(EINVAL, "mcp_buffer_create: dma or out is NULL");
+		return c_api_fail(EINVAL, "mcp_buffer_create: dma or out is NULL");
 	if (flags & ~(MCP_BUFFER_COHERENT | MCP_BUFFER_HUGEPAGE | MCP_BUFFER_NODE))
-		return dma_fail(EINVAL, "mcp_buffer_create: unknown flags");
-	return dma_guard([&] {
+		return c_api_fail(EINVAL, "mcp_buffer_create: unknown flags");
+	return c_api_guard([&] {
 		mcp::BufferOptions o;
 
 		o.coherent = flags & MCP_BUFFER_COHERENT;
@@ -155,10 +136,10 @@ int mcp_buffer_from_user(struct mcp_dma *dma, void *addr, uint64_t length, uint3
 			 struct mcp_buffer **out)
 {
 	if (!dma || !addr || !out)
-		return dma_fail(EINVAL, "mcp_buffer_from_user: dma, addr or out is NULL");
+		return c_api_fail(EINVAL, "mcp_buffer_from_user: dma, addr or out is NULL");
 	if (flags & ~MCP_BUFFER_USER_WRITE)
-		return dma_fail(EINVAL, "mcp_buffer_from_user: unknown flags");
-	return dma_guard([&] {
+		return c_api_fail(EINVAL, "mcp_buffer_from_user: unknown flags");
+	return c_api_guard([&] {
 		auto handle = std::make_unique<mcp_buffer>();
 		handle->buf = mcp::Buffer::from_user(
 			dma->dma, {static_cast<std::byte *>(addr), static_cast<std::size_t>(length)},
@@ -170,8 +151,8 @@ int mcp_buffer_from_user(struct mcp_dma *dma, void *addr, uint64_t length, uint3
 int mcp_buffer_import(struct mcp_dma *dma, int fd, struct mcp_buffer **out)
 {
 	if (!dma || !out)
-		return dma_fail(EINVAL, "mcp_buffer_import: dma or out is NULL");
-	return dma_guard([&] {
+		return c_api_fail(EINVAL, "mcp_buffer_import: dma or out is NULL");
+	return c_api_guard([&] {
 		auto handle = std::make_unique<mcp_buffer>();
 		handle->buf = mcp::Buffer::import(dma->dma, fd);
 		*out = handle.release();
@@ -191,22 +172,22 @@ uint64_t mcp_buffer_size(const struct mcp_buffer *buf)
 int mcp_buffer_get_info(const struct mcp_buffer *buf, struct mcp_buffer_info *info)
 {
 	if (!buf || !info || info->size < sizeof(*info))
-		return dma_fail(EINVAL, "mcp_buffer_get_info: buf or info is NULL, or info->size is too small");
-	return dma_guard([&] { mcp::detail::put_buffer_info(buf->buf.info(), info); });
+		return c_api_fail(EINVAL, "mcp_buffer_get_info: buf or info is NULL, or info->size is too small");
+	return c_api_guard([&] { mcp::detail::put_buffer_info(buf->buf.info(), info); });
 }
 
 int mcp_buffer_data(struct mcp_buffer *buf, void **data)
 {
 	if (!buf || !data)
-		return dma_fail(EINVAL, "mcp_buffer_data: buf or data is NULL");
-	return dma_guard([&] { *data = buf->buf.data().data(); });
+		return c_api_fail(EINVAL, "mcp_buffer_data: buf or data is NULL");
+	return c_api_guard([&] { *data = buf->buf.data().data(); });
 }
 
 int mcp_buffer_export(const struct mcp_buffer *buf, int *fd)
 {
 	if (!buf || !fd)
-		return dma_fail(EINVAL, "mcp_buffer_export: buf or fd is NULL");
-	return dma_guard([&] { *fd = buf->buf.export_fd().release(); });
+		return c_api_fail(EINVAL, "mcp_buffer_export: buf or fd is NULL");
+	return c_api_guard([&] { *fd = buf->buf.export_fd().release(); });
 }
 
 int mcp_dma_copy(struct mcp_dma *dma, uint32_t engine, const struct mcp_buffer *src,
@@ -214,8 +195,8 @@ int mcp_dma_copy(struct mcp_dma *dma, uint32_t engine, const struct mcp_buffer *
 		 uint64_t length, const struct mcp_dma_copy_opts *opts, uint64_t *seqno)
 {
 	if (!copy_args_ok(dma, src, dst, opts))
-		return dma_fail(EINVAL, "mcp_dma_copy: dma, src or dst is NULL, or opts->size is too small");
-	return dma_guard([&] {
+		return c_api_fail(EINVAL, "mcp_dma_copy: dma, src or dst is NULL, or opts->size is too small");
+	return c_api_guard([&] {
 		std::uint64_t s = dma->dma.copy(engine, src->buf, src_offset, dst->buf, dst_offset,
 						length, copy_options(opts));
 		if (seqno)
@@ -228,8 +209,8 @@ int mcp_dma_copy_async(struct mcp_dma *dma, uint32_t engine, const struct mcp_bu
 		       uint64_t length, const struct mcp_dma_copy_opts *opts, struct mcp_fence **out)
 {
 	if (!copy_args_ok(dma, src, dst, opts) || !out)
-		return dma_fail(EINVAL, "mcp_dma_copy_async: dma, src, dst or out is NULL, or opts->size is too small");
-	return dma_guard([&] {
+		return c_api_fail(EINVAL, "mcp_dma_copy_async: dma, src, dst or out is NULL, or opts->size is too small");
+	return c_api_guard([&] {
 		auto handle = std::make_unique<mcp_fence>();
 		handle->fence = dma->dma.copy_async(engine, src->buf, src_offset, dst->buf, dst_offset,
 						    length, copy_options(opts));
@@ -240,8 +221,8 @@ int mcp_dma_copy_async(struct mcp_dma *dma, uint32_t engine, const struct mcp_bu
 int mcp_fence_from_fd(int fd, struct mcp_fence **out)
 {
 	if (fd < 0 || !out)
-		return dma_fail(EINVAL, "mcp_fence_from_fd: fd is negative or out is NULL");
-	return dma_guard([&] {
+		return c_api_fail(EINVAL, "mcp_fence_from_fd: fd is negative or out is NULL");
+	return c_api_guard([&] {
 		auto handle = std::make_unique<mcp_fence>();
 		handle->fence = mcp::Fence(mcp::UniqueFd(fd));
 		*out = handle.release();
@@ -256,20 +237,20 @@ void mcp_fence_free(struct mcp_fence *fence)
 int mcp_fence_fd(const struct mcp_fence *fence)
 {
 	if (!fence)
-		return dma_fail(EINVAL, "mcp_fence_fd: fence is NULL");
+		return c_api_fail(EINVAL, "mcp_fence_fd: fence is NULL");
 	return fence->fence.fd();
 }
 
 int mcp_fence_wait(const struct mcp_fence *fence, int64_t timeout_ns, int *job_error)
 {
 	if (!fence)
-		return dma_fail(EINVAL, "mcp_fence_wait: fence is NULL");
+		return c_api_fail(EINVAL, "mcp_fence_wait: fence is NULL");
 	mcp::FenceResult r;
-	int g = dma_guard([&] { r = fence->fence.wait(std::chrono::nanoseconds(timeout_ns)); });
+	int g = c_api_guard([&] { r = fence->fence.wait(std::chrono::nanoseconds(timeout_ns)); });
 	if (g)
 		return g;
 	if (r.state == mcp::FenceState::timed_out)
-		return dma_fail(ETIME, "the fence did not signal within the time-out");
+		return c_api_fail(ETIME, "the fence did not signal within the time-out");
 	if (job_error)
 		*job_error = -r.error;
 	return 0;
@@ -278,8 +259,8 @@ int mcp_fence_wait(const struct mcp_fence *fence, int64_t timeout_ns, int *job_e
 int mcp_fence_status(const struct mcp_fence *fence, int *status)
 {
 	if (!fence || !status)
-		return dma_fail(EINVAL, "mcp_fence_status: fence or status is NULL");
-	return dma_guard([&] {
+		return c_api_fail(EINVAL, "mcp_fence_status: fence or status is NULL");
+	return c_api_guard([&] {
 		mcp::FenceStatus s = fence->fence.status();
 
 		*status = s.error ? -s.error : s.signaled ? 1 : 0;
@@ -289,8 +270,8 @@ int mcp_fence_status(const struct mcp_fence *fence, int *status)
 int mcp_fence_merge(const struct mcp_fence *a, const struct mcp_fence *b, struct mcp_fence **out)
 {
 	if (!a || !b || !out)
-		return dma_fail(EINVAL, "mcp_fence_merge: a, b or out is NULL");
-	return dma_guard([&] {
+		return c_api_fail(EINVAL, "mcp_fence_merge: a, b or out is NULL");
+	return c_api_guard([&] {
 		auto handle = std::make_unique<mcp_fence>();
 		handle->fence = mcp::Fence::merge(a->fence, b->fence);
 		*out = handle.release();

@@ -47,12 +47,10 @@ static_assert(MCP_FEATURE_WORKER_OPS == MCP_FEAT_WORKER_OPS);
 static_assert(MCP_GRAPH_ENCODING_FIXED == MCP_GRAPH_VERSION &&
 	      MCP_GRAPH_ENCODING_COMPACT == MCP_GRAPH_VERSION_COMPACT);
 
-namespace {
+using mcp::detail::c_api_fail;
+using mcp::detail::c_api_guard;
 
-int graph_fail(int errnum, const char *msg) noexcept
-{
-	return mcp::detail::c_api_fail(errnum, msg);
-}
+namespace {
 
 void clear_error(struct mcp_graph_invalid *err) noexcept
 {
@@ -63,25 +61,19 @@ void clear_error(struct mcp_graph_invalid *err) noexcept
 	err->size = size;
 }
 
-// Runs @fn, translating exceptions into a negative errno (and @err).
+// Runs @fn at the C boundary; a GraphInvalid also fills @err.
 template <typename Fn>
 int graph_guard(struct mcp_graph_invalid *err, Fn &&fn) noexcept
 {
 	clear_error(err);
-	try {
-		return fn();
-	} catch (const mcp::GraphInvalid &e) {
-		mcp::detail::put_graph_invalid(err, e.error());
-		return graph_fail(EINVAL, e.what());
-	} catch (const mcp::Error &e) {
-		return graph_fail(e.errnum(), e.what());
-	} catch (const std::bad_alloc &) {
-		return graph_fail(ENOMEM, "out of memory");
-	} catch (const std::exception &e) {
-		return graph_fail(EIO, e.what());
-	} catch (...) {
-		return graph_fail(EIO, "unexpected internal error in libmcp");
-	}
+	return c_api_guard([&] {
+		try {
+			return fn();
+		} catch (const mcp::GraphInvalid &e) {
+			mcp::detail::put_graph_invalid(err, e.error());
+			throw;
+		}
+	});
 }
 
 mcp::GraphLimits limits_of(const struct mcp_graph_limits *l) noexcept
@@ -119,7 +111,7 @@ int copy_out(const void *bytes, std::size_t n, void *buf, std::size_t cap, std::
 {
 	*len = n;
 	if (cap < n)
-		return graph_fail(ENOSPC, "the buffer is too small: *len says how many bytes are needed");
+		return c_api_fail(ENOSPC, "the buffer is too small: *len says how many bytes are needed");
 	std::memcpy(buf, bytes, n);
 	return 0;
 }
@@ -128,7 +120,7 @@ template <typename Fn>
 int add_entry(struct mcp_graph_def *graph, uint32_t *index, const char *what, Fn &&fn) noexcept
 {
 	if (!graph || !index)
-		return graph_fail(EINVAL, (std::string(what) + ": graph or index is NULL").c_str());
+		return c_api_fail(EINVAL, (std::string(what) + ": graph or index is NULL").c_str());
 	return graph_guard(nullptr, [&] {
 		mcp::GraphBuilder b(std::move(graph->def));
 		try {
@@ -146,7 +138,7 @@ int list_out(const std::vector<std::uint32_t> &list, uint32_t *out, uint32_t cap
 {
 	*count = static_cast<uint32_t>(list.size());
 	if (cap < list.size())
-		return graph_fail(ENOSPC, "the list is longer than cap: *count says how long");
+		return c_api_fail(ENOSPC, "the list is longer than cap: *count says how long");
 	std::copy(list.begin(), list.end(), out);
 	return 0;
 }
@@ -159,7 +151,7 @@ int mcp_graph_parse(const void *data, size_t len, struct mcp_graph_def **out,
 		    struct mcp_graph_invalid *err)
 {
 	if ((!data && len) || !out)
-		return graph_fail(EINVAL, "mcp_graph_parse: data or out is NULL");
+		return c_api_fail(EINVAL, "mcp_graph_parse: data or out is NULL");
 	return graph_guard(err, [&] {
 		auto handle = std::make_unique<mcp_graph_def>();
 		handle->def = mcp::GraphDef::parse({static_cast<const std::byte *>(data), len});
@@ -172,7 +164,7 @@ int mcp_graph_check(const void *data, size_t len, const struct mcp_graph_limits 
 		    struct mcp_graph_invalid *err)
 {
 	if (!data && len)
-		return graph_fail(EINVAL, "mcp_graph_check: data is NULL");
+		return c_api_fail(EINVAL, "mcp_graph_check: data is NULL");
 	return graph_guard(err, [&] {
 		const auto e = mcp::check_graph({static_cast<const std::byte *>(data), len},
 						limits_of(limits));
@@ -186,7 +178,7 @@ int mcp_graph_from_json(const char *json, size_t len, struct mcp_graph_def **out
 			struct mcp_graph_invalid *err)
 {
 	if ((!json && len) || !out)
-		return graph_fail(EINVAL, "mcp_graph_from_json: json or out is NULL");
+		return c_api_fail(EINVAL, "mcp_graph_from_json: json or out is NULL");
 	return graph_guard(err, [&] {
 		auto handle = std::make_unique<mcp_graph_def>();
 		handle->def = mcp::GraphDef::from_json(std::string_view(json, len));
@@ -198,7 +190,7 @@ int mcp_graph_from_json(const char *json, size_t len, struct mcp_graph_def **out
 int mcp_graph_demo_attention(const struct mcp_graph_demo_opts *opts, struct mcp_graph_def **out)
 {
 	if (!out || (opts && opts->size < sizeof(*opts)))
-		return graph_fail(EINVAL, "mcp_graph_demo_attention: out is NULL or opts->size is too small");
+		return c_api_fail(EINVAL, "mcp_graph_demo_attention: out is NULL or opts->size is too small");
 	return graph_guard(nullptr, [&] {
 		mcp::DemoAttentionOptions o;
 		if (opts) {
@@ -225,7 +217,7 @@ int mcp_graph_import_onnx(const char *path, const struct mcp_onnx_import_opts *o
 {
 	if (!path || !out || (opts && opts->size < sizeof(*opts)) ||
 	    (opts && opts->n_inputs && !opts->inputs))
-		return graph_fail(EINVAL, "mcp_graph_import_onnx: path or out is NULL, opts->size is "
+		return c_api_fail(EINVAL, "mcp_graph_import_onnx: path or out is NULL, opts->size is "
 					  "too small or opts->inputs is NULL");
 	return graph_guard(nullptr, [&] {
 		mcp::onnx::ImportOptions o;
@@ -249,7 +241,7 @@ int mcp_graph_import_onnx(const char *path, const struct mcp_onnx_import_opts *o
 int mcp_graph_save(const struct mcp_graph_def *graph, const char *path)
 {
 	if (!graph || !path)
-		return graph_fail(EINVAL, "mcp_graph_save: graph or path is NULL");
+		return c_api_fail(EINVAL, "mcp_graph_save: graph or path is NULL");
 	return graph_guard(nullptr, [&] {
 		const auto bytes = graph->def.serialize_file();
 		std::ofstream f(path, std::ios::binary | std::ios::trunc);
@@ -266,7 +258,7 @@ int mcp_graph_save(const struct mcp_graph_def *graph, const char *path)
 int mcp_graph_load(const char *path, struct mcp_graph_def **out, struct mcp_graph_invalid *err)
 {
 	if (!path || !out)
-		return graph_fail(EINVAL, "mcp_graph_load: path or out is NULL");
+		return c_api_fail(EINVAL, "mcp_graph_load: path or out is NULL");
 	return graph_guard(err, [&] {
 		std::ifstream f(path, std::ios::binary);
 		if (!f)
@@ -288,7 +280,7 @@ size_t mcp_graph_data_len(const struct mcp_graph_def *graph)
 int mcp_graph_new(const char *name, struct mcp_graph_def **out)
 {
 	if (!out)
-		return graph_fail(EINVAL, "mcp_graph_new: out is NULL");
+		return c_api_fail(EINVAL, "mcp_graph_new: out is NULL");
 	return graph_guard(nullptr, [&] {
 		auto handle = std::make_unique<mcp_graph_def>();
 		handle->def.name = name ? name : "";
@@ -305,7 +297,7 @@ void mcp_graph_free(struct mcp_graph_def *graph)
 int mcp_graph_serialize(const struct mcp_graph_def *graph, void *buf, size_t cap, size_t *len)
 {
 	if (!graph || !len || (!buf && cap))
-		return graph_fail(EINVAL, "mcp_graph_serialize: graph or len is NULL");
+		return c_api_fail(EINVAL, "mcp_graph_serialize: graph or len is NULL");
 	return graph_guard(nullptr, [&] {
 		const auto bytes = graph->def.serialize();
 		return copy_out(bytes.data(), bytes.size(), buf, cap, len);
@@ -316,9 +308,9 @@ int mcp_graph_serialize_as(const struct mcp_graph_def *graph, int encoding, void
 			   size_t *len)
 {
 	if (!graph || !len || (!buf && cap))
-		return graph_fail(EINVAL, "mcp_graph_serialize_as: graph or len is NULL");
+		return c_api_fail(EINVAL, "mcp_graph_serialize_as: graph or len is NULL");
 	if (encoding != MCP_GRAPH_ENCODING_FIXED && encoding != MCP_GRAPH_ENCODING_COMPACT)
-		return graph_fail(EINVAL, "mcp_graph_serialize_as: the encoding is neither "
+		return c_api_fail(EINVAL, "mcp_graph_serialize_as: the encoding is neither "
 					  "MCP_GRAPH_ENCODING_FIXED nor MCP_GRAPH_ENCODING_COMPACT");
 	return graph_guard(nullptr, [&] {
 		const auto bytes = graph->def.serialize(static_cast<mcp::GraphEncoding>(encoding));
@@ -329,10 +321,10 @@ int mcp_graph_serialize_as(const struct mcp_graph_def *graph, int encoding, void
 int mcp_graph_encoding(const void *data, size_t len)
 {
 	if (!data && len)
-		return graph_fail(EINVAL, "mcp_graph_encoding: data is NULL");
+		return c_api_fail(EINVAL, "mcp_graph_encoding: data is NULL");
 	const auto e = mcp::graph_encoding({static_cast<const std::byte *>(data), len});
 	if (!e)
-		return graph_fail(EINVAL, "not a graph header of format version 1 or 2");
+		return c_api_fail(EINVAL, "not a graph header of format version 1 or 2");
 	return static_cast<int>(*e);
 }
 
@@ -340,7 +332,7 @@ int mcp_graph_to_json(const struct mcp_graph_def *graph, int pretty, char *buf, 
 		      size_t *len)
 {
 	if (!graph || !len || (!buf && cap))
-		return graph_fail(EINVAL, "mcp_graph_to_json: graph or len is NULL");
+		return c_api_fail(EINVAL, "mcp_graph_to_json: graph or len is NULL");
 	return graph_guard(nullptr, [&] {
 		const std::string text = graph->def.to_json(pretty != 0);
 		// The NUL is copied, not counted.
@@ -354,7 +346,7 @@ int mcp_graph_validate(const struct mcp_graph_def *graph, const struct mcp_graph
 		       struct mcp_graph_invalid *err)
 {
 	if (!graph)
-		return graph_fail(EINVAL, "mcp_graph_validate: graph is NULL");
+		return c_api_fail(EINVAL, "mcp_graph_validate: graph is NULL");
 	return graph_guard(err, [&] {
 		if (auto e = graph->def.validate(limits_of(limits)))
 			throw mcp::GraphInvalid(*e);
@@ -378,7 +370,7 @@ int mcp_graph_add_tensor(struct mcp_graph_def *graph, const char *name, uint32_t
 			 uint32_t *index)
 {
 	if (rank && !dims)
-		return graph_fail(EINVAL, "mcp_graph_add_tensor: dims is NULL");
+		return c_api_fail(EINVAL, "mcp_graph_add_tensor: dims is NULL");
 	return add_entry(graph, index, "mcp_graph_add_tensor", [&](mcp::GraphBuilder &b) {
 		return b.tensor(name ? name : "", buffer, static_cast<mcp::DType>(dtype),
 				{dims, dims + rank}, static_cast<mcp::Layout>(layout));
@@ -389,7 +381,7 @@ int mcp_graph_add_view(struct mcp_graph_def *graph, const char *name, uint32_t o
 		       const uint32_t *dims, uint32_t rank, uint32_t layout, uint32_t *index)
 {
 	if (rank && !dims)
-		return graph_fail(EINVAL, "mcp_graph_add_view: dims is NULL");
+		return c_api_fail(EINVAL, "mcp_graph_add_view: dims is NULL");
 	return add_entry(graph, index, "mcp_graph_add_view", [&](mcp::GraphBuilder &b) {
 		return b.view(name ? name : "", of, static_cast<mcp::DType>(dtype), {dims, dims + rank},
 			      static_cast<mcp::Layout>(layout));
@@ -402,9 +394,9 @@ int mcp_graph_add_node(struct mcp_graph_def *graph, const char *name, uint32_t o
 		       uint32_t *index)
 {
 	if ((n_inputs && !inputs) || (n_outputs && !outputs) || (param_len && !param))
-		return graph_fail(EINVAL, "mcp_graph_add_node: inputs, outputs or param is NULL");
+		return c_api_fail(EINVAL, "mcp_graph_add_node: inputs, outputs or param is NULL");
 	if (op > UINT16_MAX || engine > UINT8_MAX || flags > UINT8_MAX)
-		return graph_fail(EINVAL, "mcp_graph_add_node: op, engine or flags out of range");
+		return c_api_fail(EINVAL, "mcp_graph_add_node: op, engine or flags out of range");
 	return add_entry(graph, index, "mcp_graph_add_node", [&](mcp::GraphBuilder &b) {
 		const auto *p = static_cast<const std::byte *>(param);
 		return b.node(static_cast<mcp::Op>(op), static_cast<mcp::EngineClass>(engine),
@@ -437,9 +429,9 @@ int mcp_graph_get_buffer(const struct mcp_graph_def *graph, uint32_t index,
 			 struct mcp_graph_buffer_info *info)
 {
 	if (!graph || !info || info->size < sizeof(*info))
-		return graph_fail(EINVAL, "mcp_graph_get_buffer: graph or info is NULL, or info->size is too small");
+		return c_api_fail(EINVAL, "mcp_graph_get_buffer: graph or info is NULL, or info->size is too small");
 	if (index >= graph->def.buffers.size())
-		return graph_fail(ENOENT, "mcp_graph_get_buffer: no buffer with that index");
+		return c_api_fail(ENOENT, "mcp_graph_get_buffer: no buffer with that index");
 
 	const auto &b = graph->def.buffers[index];
 	const std::uint32_t size = info->size;
@@ -459,9 +451,9 @@ int mcp_graph_get_tensor(const struct mcp_graph_def *graph, uint32_t index,
 			 struct mcp_graph_tensor_info *info)
 {
 	if (!graph || !info || info->size < sizeof(*info))
-		return graph_fail(EINVAL, "mcp_graph_get_tensor: graph or info is NULL, or info->size is too small");
+		return c_api_fail(EINVAL, "mcp_graph_get_tensor: graph or info is NULL, or info->size is too small");
 	if (index >= graph->def.tensors.size())
-		return graph_fail(ENOENT, "mcp_graph_get_tensor: no tensor with that index");
+		return c_api_fail(ENOENT, "mcp_graph_get_tensor: no tensor with that index");
 
 	const auto &t = graph->def.tensors[index];
 	const std::uint32_t size = info->size;
@@ -483,9 +475,9 @@ int mcp_graph_get_node(const struct mcp_graph_def *graph, uint32_t index,
 		       struct mcp_graph_node_info *info)
 {
 	if (!graph || !info || info->size < sizeof(*info))
-		return graph_fail(EINVAL, "mcp_graph_get_node: graph or info is NULL, or info->size is too small");
+		return c_api_fail(EINVAL, "mcp_graph_get_node: graph or info is NULL, or info->size is too small");
 	if (index >= graph->def.nodes.size())
-		return graph_fail(ENOENT, "mcp_graph_get_node: no node with that index");
+		return c_api_fail(ENOENT, "mcp_graph_get_node: no node with that index");
 
 	const auto &n = graph->def.nodes[index];
 	const std::uint32_t size = info->size;
@@ -508,7 +500,7 @@ int mcp_graph_get_node(const struct mcp_graph_def *graph, uint32_t index,
 int mcp_graph_topo_order(const struct mcp_graph_def *graph, uint32_t *order, uint32_t n)
 {
 	if (!graph || (!order && n))
-		return graph_fail(EINVAL, "mcp_graph_topo_order: graph or order is NULL");
+		return c_api_fail(EINVAL, "mcp_graph_topo_order: graph or order is NULL");
 	return graph_guard(nullptr, [&] {
 		const auto o = graph->def.topological_order();
 		uint32_t count = 0;
@@ -520,9 +512,9 @@ int mcp_graph_successors(const struct mcp_graph_def *graph, uint32_t node, uint3
 			 uint32_t cap, uint32_t *count)
 {
 	if (!graph || !count || (!out && cap))
-		return graph_fail(EINVAL, "mcp_graph_successors: graph, out or count is NULL");
+		return c_api_fail(EINVAL, "mcp_graph_successors: graph, out or count is NULL");
 	if (node >= graph->def.nodes.size())
-		return graph_fail(ENOENT, "mcp_graph_successors: no node with that index");
+		return c_api_fail(ENOENT, "mcp_graph_successors: no node with that index");
 	return graph_guard(nullptr, [&] {
 		return list_out(graph->def.successors()[node], out, cap, count);
 	});
@@ -532,9 +524,9 @@ int mcp_graph_predecessors(const struct mcp_graph_def *graph, uint32_t node, uin
 			   uint32_t cap, uint32_t *count)
 {
 	if (!graph || !count || (!out && cap))
-		return graph_fail(EINVAL, "mcp_graph_predecessors: graph, out or count is NULL");
+		return c_api_fail(EINVAL, "mcp_graph_predecessors: graph, out or count is NULL");
 	if (node >= graph->def.nodes.size())
-		return graph_fail(ENOENT, "mcp_graph_predecessors: no node with that index");
+		return c_api_fail(ENOENT, "mcp_graph_predecessors: no node with that index");
 	return graph_guard(nullptr, [&] {
 		return list_out(graph->def.predecessors()[node], out, cap, count);
 	});
@@ -543,7 +535,7 @@ int mcp_graph_predecessors(const struct mcp_graph_def *graph, uint32_t node, uin
 int mcp_graph_fill(const struct mcp_graph_init *init, uint32_t dtype, void *data, size_t len)
 {
 	if (!init || (!data && len))
-		return graph_fail(EINVAL, "mcp_graph_fill: init or data is NULL");
+		return c_api_fail(EINVAL, "mcp_graph_fill: init or data is NULL");
 	return graph_guard(nullptr, [&] {
 		mcp::fill(init_of(*init), static_cast<mcp::DType>(dtype),
 			  {static_cast<std::byte *>(data), len});

@@ -26,34 +26,23 @@ struct mcp_loaded_graph {
 	mcp::LoadedGraph graph;
 };
 
+using mcp::detail::c_api_fail;
+using mcp::detail::c_api_guard;
+
 namespace {
 
-int rt_fail(int errnum, const char *msg) noexcept
-{
-	return mcp::detail::c_api_fail(errnum, msg);
-}
-
-
-// Runs @fn, translating exceptions into a negative errno; a GraphInvalid
-// also fills @invalid.
+// Runs @fn at the C boundary; a GraphInvalid also fills @invalid.
 template <typename Fn>
 int rt_guard(Fn &&fn, struct mcp_graph_invalid *invalid = nullptr) noexcept
 {
-	try {
-		fn();
-		return 0;
-	} catch (const mcp::GraphInvalid &e) {
-		mcp::detail::put_graph_invalid(invalid, e.error());
-		return rt_fail(e.errnum(), e.what());
-	} catch (const mcp::Error &e) {
-		return rt_fail(e.errnum(), e.what());
-	} catch (const std::bad_alloc &) {
-		return rt_fail(ENOMEM, "out of memory");
-	} catch (const std::exception &e) {
-		return rt_fail(EIO, e.what());
-	} catch (...) {
-		return rt_fail(EIO, "unexpected internal error in libmcp");
-	}
+	return c_api_guard([&] {
+		try {
+			fn();
+		} catch (const mcp::GraphInvalid &e) {
+			mcp::detail::put_graph_invalid(invalid, e.error());
+			throw;
+		}
+	});
 }
 
 // The C++ definition of @graph as it is, with its data section (an
@@ -82,11 +71,11 @@ int mcp_runtime_new(struct mcp_dma *dma, const struct mcp_runtime_opts *opts,
 		std::memcpy(&o_in, opts, std::min<std::size_t>(opts->size, sizeof(o_in)));
 	if (!dma || !out || (opts && opts->size < MCP_RUNTIME_OPTS_SIZE_VER0) ||
 	    (opts && opts->n_nodes && !opts->nodes))
-		return rt_fail(EINVAL, "mcp_runtime_new: dma or out is NULL, opts->size is too small or "
-				       "opts->nodes is NULL with n_nodes > 0");
+		return c_api_fail(EINVAL, "mcp_runtime_new: dma or out is NULL, opts->size is too small or "
+					  "opts->nodes is NULL with n_nodes > 0");
 	if ((o_in.flags & ~MCP_RUNTIME_NO_CHAINS) || o_in.reserved)
-		return rt_fail(EINVAL, "mcp_runtime_new: opts->flags has unknown bits or "
-				       "opts->reserved is not 0");
+		return c_api_fail(EINVAL, "mcp_runtime_new: opts->flags has unknown bits or "
+					  "opts->reserved is not 0");
 	return rt_guard([&] {
 		mcp::RuntimeOptions o;
 		if (opts) {
@@ -122,8 +111,8 @@ int mcp_runtime_worker_info(const struct mcp_runtime *rt, uint32_t index,
 			    struct mcp_runtime_worker *out)
 {
 	if (!rt || !out || out->size < sizeof(*out))
-		return rt_fail(EINVAL, "mcp_runtime_worker_info: rt or out is NULL, or out->size is "
-				       "too small");
+		return c_api_fail(EINVAL, "mcp_runtime_worker_info: rt or out is NULL, or out->size is "
+					  "too small");
 	return rt_guard([&] {
 		std::vector<mcp::WorkerInfo> workers = rt->rt.workers();
 		if (index >= workers.size())
@@ -154,15 +143,15 @@ int mcp_runtime_load_opts(struct mcp_runtime *rt, const struct mcp_graph_def *gr
 			  struct mcp_graph_invalid *err)
 {
 	if (!rt || !graph || !out)
-		return rt_fail(EINVAL, "mcp_runtime_load: rt, graph or out is NULL");
+		return c_api_fail(EINVAL, "mcp_runtime_load: rt, graph or out is NULL");
 	if (opts && (opts->size < sizeof(*opts) || (opts->flags & ~MCP_LOAD_NODE) ||
 		     (opts->n_buffer_nodes && !opts->buffer_nodes)))
-		return rt_fail(EINVAL, "mcp_runtime_load_opts: opts->size is too small, opts->flags "
-				       "has unknown bits, or buffer_nodes is NULL with n_buffer_nodes > 0");
+		return c_api_fail(EINVAL, "mcp_runtime_load_opts: opts->size is too small, opts->flags "
+					  "has unknown bits, or buffer_nodes is NULL with n_buffer_nodes > 0");
 	for (uint32_t i = 0; opts && i < opts->n_buffer_nodes; i++)
 		if (!opts->buffer_nodes[i].name || opts->buffer_nodes[i].reserved)
-			return rt_fail(EINVAL, "mcp_runtime_load_opts: a buffer_nodes entry has no "
-					       "name or a non-zero reserved field");
+			return c_api_fail(EINVAL, "mcp_runtime_load_opts: a buffer_nodes entry has no "
+						  "name or a non-zero reserved field");
 	if (err && err->size >= sizeof(*err)) {
 		err->reason = MCP_GRAPH_ERROR_NONE;
 		err->kind = 0;
@@ -197,7 +186,7 @@ int mcp_loaded_graph_buffer(struct mcp_loaded_graph *lg, uint32_t index, void **
 			    uint64_t *len)
 {
 	if (!lg || !data || !len)
-		return rt_fail(EINVAL, "mcp_loaded_graph_buffer: lg, data or len is NULL");
+		return c_api_fail(EINVAL, "mcp_loaded_graph_buffer: lg, data or len is NULL");
 	return rt_guard([&] {
 		mcp::Buffer &b = lg->graph.buffer(index);
 		*data = b.data().data();
@@ -209,8 +198,8 @@ int mcp_loaded_graph_buffer_info(struct mcp_loaded_graph *lg, uint32_t index,
 				 struct mcp_buffer_info *info)
 {
 	if (!lg || !info || info->size < sizeof(*info))
-		return rt_fail(EINVAL, "mcp_loaded_graph_buffer_info: lg or info is NULL, or "
-				       "info->size is too small");
+		return c_api_fail(EINVAL, "mcp_loaded_graph_buffer_info: lg or info is NULL, or "
+					  "info->size is too small");
 	return rt_guard([&] { mcp::detail::put_buffer_info(lg->graph.buffer(index).info(), info); });
 }
 
@@ -218,10 +207,10 @@ int mcp_loaded_graph_buffer_by_name(struct mcp_loaded_graph *lg, const char *nam
 				    uint64_t *len)
 {
 	if (!lg || !name || !data || !len)
-		return rt_fail(EINVAL, "mcp_loaded_graph_buffer_by_name: an argument is NULL");
+		return c_api_fail(EINVAL, "mcp_loaded_graph_buffer_by_name: an argument is NULL");
 	std::optional<std::uint32_t> index = lg->graph.def().find_buffer(name);
 	if (!index)
-		return rt_fail(ENOENT, (std::string("the graph has no buffer named '") + name + "'").c_str());
+		return c_api_fail(ENOENT, (std::string("the graph has no buffer named '") + name + "'").c_str());
 	return mcp_loaded_graph_buffer(lg, *index, data, len);
 }
 
@@ -230,8 +219,8 @@ int mcp_runtime_execute(struct mcp_runtime *rt, struct mcp_loaded_graph *lg,
 			const struct mcp_exec_opts *opts, uint64_t *exec_id, struct mcp_fence **fence)
 {
 	if (!rt || !lg || !exec_id || (n_binds && !binds) || (opts && opts->size < sizeof(*opts)))
-		return rt_fail(EINVAL, "mcp_runtime_execute: rt, lg or exec_id is NULL, binds is NULL "
-				       "with n_binds > 0, or opts->size is too small");
+		return c_api_fail(EINVAL, "mcp_runtime_execute: rt, lg or exec_id is NULL, binds is NULL "
+					  "with n_binds > 0, or opts->size is too small");
 	return rt_guard([&] {
 		std::vector<mcp::GraphBinding> b;
 		for (uint32_t i = 0; i < n_binds; i++)
@@ -256,8 +245,8 @@ int mcp_runtime_status(struct mcp_runtime *rt, uint64_t exec_id, struct mcp_exec
 		       struct mcp_exec_node *nodes, uint32_t cap)
 {
 	if (!rt || !status || status->size < sizeof(*status) || (cap && !nodes))
-		return rt_fail(EINVAL, "mcp_runtime_status: rt or status is NULL, status->size is too "
-				       "small, or nodes is NULL with cap > 0");
+		return c_api_fail(EINVAL, "mcp_runtime_status: rt or status is NULL, status->size is too "
+					  "small, or nodes is NULL with cap > 0");
 	return rt_guard([&] {
 		mcp::ExecStatus s = status_of(rt, exec_id);
 		status->state = static_cast<uint32_t>(s.state);
@@ -294,7 +283,7 @@ int mcp_runtime_run_inline(const struct mcp_graph_def *graph, void *const *buffe
 			   uint32_t n_buffers)
 {
 	if (!graph || (n_buffers && !buffers))
-		return rt_fail(EINVAL, "mcp_runtime_run_inline: graph or buffers is NULL");
+		return c_api_fail(EINVAL, "mcp_runtime_run_inline: graph or buffers is NULL");
 	return rt_guard([&] {
 		const mcp::GraphDef &def = graph_def(graph);
 		std::vector<std::span<std::byte>> spans;

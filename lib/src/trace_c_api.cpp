@@ -21,14 +21,12 @@ struct mcp_trace {
 	std::vector<mcp::trace::TaskRecord> tasks;
 };
 
+using mcp::detail::c_api_fail;
+using mcp::detail::c_api_guard;
+
 namespace {
 
 thread_local std::string trace_last_log;
-
-int trace_fail(int errnum, const char *msg) noexcept
-{
-	return mcp::detail::c_api_fail(errnum, msg);
-}
 
 void copy_text(char *dst, std::size_t len, const std::string &src) noexcept
 {
@@ -48,37 +46,33 @@ int mcp_trace_open(const struct mcp_trace_opts *opts, struct mcp_trace **out)
 	if (!opts || !out || opts->size < sizeof(struct mcp_trace_opts) ||
 	    (opts->flags & ~MCP_TRACE_OPT_ALL) ||
 	    !opts->groups || (opts->groups & ~MCP_TRACE_ALL) || opts->pid < 0)
-		return trace_fail(EINVAL, "mcp_trace_open: opts or out is NULL, opts->size is too "
+		return c_api_fail(EINVAL, "mcp_trace_open: opts or out is NULL, opts->size is too "
 					  "small, or bad groups, pid or flags");
-	try {
-		using namespace mcp::trace;
-		auto handle = std::make_unique<mcp_trace>();
-		Filter filter;
+	trace_last_log.clear();
+	return c_api_guard([&] {
+		try {
+			using namespace mcp::trace;
+			auto handle = std::make_unique<mcp_trace>();
+			Filter filter;
 
-		trace_last_log.clear();
-		filter.pid = opts->pid;
-		if (opts->cgroup)
-			filter.cgroup = opts->cgroup;
-		handle->groups = opts->groups;
-		if (opts->groups & MCP_TRACE_SCHED)
-			handle->sched = SchedTracer::open({filter, {}, (opts->flags & MCP_TRACE_OPT_RAW_TP) != 0});
-		if (opts->groups & MCP_TRACE_CACHE)
-			handle->cache = CacheTracer::open({filter, opts->sample_period ? opts->sample_period
-										  : CacheOptions{}.sample_period});
-		if (opts->groups & MCP_TRACE_MCP)
-			handle->mcp = McpTracer::open({filter});
-		*out = handle.release();
-		return 0;
-	} catch (const mcp::trace::TraceError &e) {
-		trace_last_log = e.log();
-		return trace_fail(e.errnum(), e.what());
-	} catch (const mcp::Error &e) {
-		return trace_fail(e.errnum(), e.what());
-	} catch (const std::bad_alloc &) {
-		return trace_fail(ENOMEM, "out of memory");
-	} catch (...) {
-		return trace_fail(EIO, "unexpected internal error in libmcp");
-	}
+			filter.pid = opts->pid;
+			if (opts->cgroup)
+				filter.cgroup = opts->cgroup;
+			handle->groups = opts->groups;
+			if (opts->groups & MCP_TRACE_SCHED)
+				handle->sched = SchedTracer::open({filter, {}, (opts->flags & MCP_TRACE_OPT_RAW_TP) != 0});
+			if (opts->groups & MCP_TRACE_CACHE)
+				handle->cache = CacheTracer::open({filter, opts->sample_period ? opts->sample_period
+											  : CacheOptions{}.sample_period});
+			if (opts->groups & MCP_TRACE_MCP)
+				handle->mcp = McpTracer::open({filter});
+			*out = handle.release();
+			return 0;
+		} catch (const mcp::trace::TraceError &e) {
+			trace_last_log = e.log();
+			throw;
+		}
+	});
 }
 
 void mcp_trace_close(struct mcp_trace *trace)
@@ -95,7 +89,7 @@ int mcp_trace_available(const struct mcp_trace *trace, uint32_t group, char *why
 {
 	if (!trace || !(trace->groups & group) ||
 	    (group != MCP_TRACE_SCHED && group != MCP_TRACE_CACHE && group != MCP_TRACE_MCP))
-		return trace_fail(EINVAL, "mcp_trace_available: trace is NULL or the group is not open");
+		return c_api_fail(EINVAL, "mcp_trace_available: trace is NULL or the group is not open");
 	if (group == MCP_TRACE_CACHE && !trace->cache->llc_available()) {
 		copy_text(why, len, trace->cache->llc_message());
 		return 0;
@@ -112,8 +106,8 @@ int mcp_trace_available(const struct mcp_trace *trace, uint32_t group, char *why
 int mcp_trace_snapshot(struct mcp_trace *trace, size_t *nr_tasks)
 {
 	if (!trace)
-		return trace_fail(EINVAL, "mcp_trace_snapshot: trace is NULL");
-	try {
+		return c_api_fail(EINVAL, "mcp_trace_snapshot: trace is NULL");
+	return c_api_guard([&] {
 		using namespace mcp::trace;
 		SchedSnapshot sched;
 		std::optional<CacheSnapshot> cache;
@@ -129,13 +123,7 @@ int mcp_trace_snapshot(struct mcp_trace *trace, size_t *nr_tasks)
 		if (nr_tasks)
 			*nr_tasks = trace->tasks.size();
 		return 0;
-	} catch (const mcp::Error &e) {
-		return trace_fail(e.errnum(), e.what());
-	} catch (const std::bad_alloc &) {
-		return trace_fail(ENOMEM, "out of memory");
-	} catch (...) {
-		return trace_fail(EIO, "unexpected internal error in libmcp");
-	}
+	});
 }
 
 int mcp_trace_get_task(const struct mcp_trace *trace, size_t index, struct mcp_trace_task *out)
@@ -144,7 +132,7 @@ int mcp_trace_get_task(const struct mcp_trace *trace, size_t index, struct mcp_t
 	constexpr std::size_t v1_size = offsetof(struct mcp_trace_task, dma_jobs);
 
 	if (!trace || !out || out->size < v1_size || index >= trace->tasks.size())
-		return trace_fail(EINVAL, "mcp_trace_get_task: NULL argument, out->size too small or "
+		return c_api_fail(EINVAL, "mcp_trace_get_task: NULL argument, out->size too small or "
 					  "index out of range");
 	const mcp::trace::TaskRecord &r = trace->tasks[index];
 	const uint32_t size = out->size;
