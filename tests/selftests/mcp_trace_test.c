@@ -605,6 +605,8 @@ TEST(mcpctl_sched_text_and_json)
 		lines++;
 	EXPECT_EQ(2, lines);
 	EXPECT_NE(NULL, strstr(out_buf, "{\"group\":\"sched\""));
+	/* Once, on stderr, when every program is attached. */
+	EXPECT_NE(NULL, strstr(err_buf, "mcpctl: tracing sched... Hit Ctrl-C to end.\n"));
 	EXPECT_NE(NULL, strstr(out_buf, "\"attach\":\"tp_btf\""));
 
 	EXPECT_EQ(2, run_mcpctl(out_buf, sizeof(out_buf), err_buf, sizeof(err_buf), bad));

@@ -599,6 +599,8 @@ Test(trace_cli, live_json_matches_schema_where_bpf_works)
 		test::RunResult r = test::run({MCPCTL_PATH, "trace", group, "0.1", "1", "--json"});
 
 		cr_assert_eq(r.exit_code, 0, "%s: %s", group, r.err.c_str());
+		const std::string said = std::string("mcpctl: tracing ") + group + "... Hit Ctrl-C to end.\n";
+		cr_expect(r.err.find(said) != std::string::npos, "%s: stderr: %s", group, r.err.c_str());
 		json doc = json::parse(r.out);
 		std::string err = check_trace_json(doc);
 		cr_expect(err.empty(), "%s: %s", group, err.c_str());

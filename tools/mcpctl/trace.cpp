@@ -334,6 +334,14 @@ bool open_tracer(Tracer &tracer, const Options &options, std::ostream &err)
 	return false;
 }
 
+// Said on stderr once the programs are attached, as runqlat says it: a
+// script can start its workload then (JSON on stdout stays JSON).
+void say_attached(std::ostream &err, std::string_view group)
+{
+	err << "mcpctl: tracing " << group << "... Hit Ctrl-C to end.\n";
+	err.flush();
+}
+
 // Calls @report once per interval until count or a signal.
 template <typename Report>
 int trace_loop(Report report)
@@ -373,6 +381,7 @@ int run_trace(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 			SchedTracer t;
 			if (!open_tracer(t, SchedOptions{filter, {}, false}, err))
 				return exit_failure;
+			say_attached(err, "sched");
 			return trace_loop([&] {
 				auto s = t.snapshot();
 				emit(format_sched_text(s, to.histograms),
@@ -383,6 +392,7 @@ int run_trace(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 			CacheTracer t;
 			if (!open_tracer(t, CacheOptions{filter, 100}, err))
 				return exit_failure;
+			say_attached(err, "cache");
 			if (!t.llc_available())
 				print_error(err, t.llc_message());
 			return trace_loop([&] {
@@ -394,6 +404,7 @@ int run_trace(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 			McpTracer t;
 			if (!open_tracer(t, McpOptions{filter}, err))
 				return exit_failure;
+			say_attached(err, "mcp");
 			return trace_loop([&] {
 				auto s = t.snapshot();
 				emit(format_mcp_text(s), mcp_json(s));
