@@ -1,27 +1,35 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Differential tests of `mcpctl trace sched` against Debian's runqlat
-// (libbpf-tools) on the host's own kernel: both attach to the same gated
-// workload (threads of one child process, blocked on a pipe until both
-// tracers are attached), are stopped with SIGINT after the child exited,
-// and must agree: the same number of waits; each log2 slot within 3 + 5 %
-// of the waits + runqlat's count in the two neighbouring slots; p50
-// (1 us + 25 %), p90 and p99 (1 us + 50 %) of the two histograms (a few
-// waits crossing a boundary move a percentile interpolated in a slot as
-// wide as its lower bound).  The
-// neighbour term is the two tools' own skew: each stamps a wait's
-// start and end from its own program, run before or after the other's on
-// the same tracepoint, so a wait can differ by a few hundred ns between
-// them and cross a slot boundary (on the ping-pong most waits sit near
-// 2 us).  On-CPU time of two spinners sharing one CPU is checked against
-// references that do not share the scheduler's clock: what each spinner
-// measured itself on CLOCK_MONOTONIC (the gaps of its own clock reads
-// below 20 us: a lower bound of its time on the CPU) and the wall time
-// both spent on their one CPU (an upper bound of their sum).
+// (libbpf-tools), on the host's own kernel (mcp_unit_tests) and on
+// Debian's 6.1 in the test VM (mcp_trace_peers_test, the same file):
+// both attach to the same gated workload (threads of one child process,
+// blocked on a pipe until both tracers have every program attached), are
+// stopped with SIGINT after the child exited, and must agree.  Workloads:
+// 1 kHz timer sleeps, a pipe ping-pong on one CPU, affinity flips, two
+// spinners sharing a CPU, hackbench threads and a cyclictest FIFO thread
+// (rt-tests), a stopped thread group continued by SIGCONT.
 //
-// Skips, with the reason, without root, kernel BTF, runqlat or two CPUs.
-// MCP_PEER_MCPCTL runs another mcpctl (e.g. an older build) in place of
-// this build's; MCP_PEER_TABLE=1 prints the p50/p90/p99 of both per
-// workload on stderr.
+// Agreement: the same number of waits (or fewer by at most the events
+// MCP counted in dropped_tasks); each log2 slot within 3 + 5 % of the
+// waits + runqlat's count in the two neighbouring slots; p50 (1 us +
+// 25 %), p90 and p99 (1 us + 50 %) of the two histograms (a few waits
+// crossing a boundary move a percentile interpolated in a slot as wide
+// as its lower bound), or within runqlat's percentiles 3 + 1 % of the
+// waits either side.  The neighbour term is the two tools' own skew:
+// each stamps a wait's start and end from its own program, run before or
+// after the other's on the same tracepoint, so a wait can differ by a few
+// hundred ns between them and cross a slot boundary (on the ping-pong
+// most waits sit near 2 us).  On-CPU time of two spinners sharing one CPU
+// is checked against references that do not share the scheduler's clock:
+// what each spinner measured itself on CLOCK_MONOTONIC (the gaps of its
+// own clock reads below 20 us: a lower bound of its time on the CPU) and
+// the wall time both spent on their one CPU (an upper bound of their
+// sum).
+//
+// Skips, with the reason, without root, kernel BTF, runqlat or two CPUs
+// (hackbench and cyclictest: without rt-tests).  MCP_PEER_MCPCTL runs
+// another mcpctl (e.g. an older build) in place of this build's;
+// MCP_PEER_TABLE=1 prints the p50/p90/p99 of both per workload on stderr.
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -55,19 +63,33 @@ using mcp::trace::Log2Histogram;
 
 namespace {
 
-const char *runqlat_path()
+// A peer program from Debian's packages, or nullptr.
+const char *peer_path(const char *name)
 {
-	for (const char *p : {"/usr/sbin/runqlat", "/usr/bin/runqlat"})
-		if (access(p, X_OK) == 0)
-			return p;
-	return nullptr;
+	static std::map<std::string, std::string> found;
+	auto [it, fresh] = found.try_emplace(name);
+	if (fresh)
+		for (const char *dir : {"/usr/sbin/", "/usr/bin/"})
+			if (access((dir + std::string(name)).c_str(), X_OK) == 0) {
+				it->second = dir + std::string(name);
+				break;
+			}
+	return it->second.empty() ? nullptr : it->second.c_str();
+}
+
+// This build's mcpctl, MCP_PEER_MCPCTL, or the test VM's copy.
+const char *mcpctl_path()
+{
+	if (const char *env = std::getenv("MCP_PEER_MCPCTL"))
+		return env;
+	return access(MCPCTL_PATH, X_OK) == 0 ? MCPCTL_PATH : "/opt/mcp/bin/mcpctl";
 }
 
 void skip_unless_peers()
 {
 	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK) != 0)
 		cr_skip_test("needs root and kernel BTF (BPF not allowed here)");
-	if (!runqlat_path())
+	if (!peer_path("runqlat"))
 		cr_skip_test("runqlat not installed (Debian's libbpf-tools)");
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		cr_skip_test("needs two CPUs");
@@ -91,10 +113,10 @@ void pin(int cpu)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
-// A traced tool: its pid and the file its stdout goes to.
+// A tracer: its pid and the files its stdout and stderr go to.
 struct Tool {
 	pid_t pid = -1;
-	std::string out_path;
+	std::string out_path, err_path;
 };
 
 Tool spawn(const std::vector<std::string> &argv, const std::string &out_path)
@@ -102,12 +124,11 @@ Tool spawn(const std::vector<std::string> &argv, const std::string &out_path)
 	Tool t;
 
 	t.out_path = out_path;
+	t.err_path = out_path + ".err";
 	t.pid = fork();
 	if (t.pid == 0) {
-		int fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fd, 1);
-		int null = open("/dev/null", O_WRONLY);
-		dup2(null, 2);
+		dup2(open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600), 1);
+		dup2(open(t.err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600), 2);
 		std::vector<char *> args;
 		for (const auto &a : argv)
 			args.push_back(const_cast<char *>(a.c_str()));
@@ -118,19 +139,48 @@ Tool spawn(const std::vector<std::string> &argv, const std::string &out_path)
 	return t;
 }
 
-// Whether @pid holds a BPF link: its programs are attached.
-bool has_bpf_link(pid_t pid)
+bool file_has(const std::string &path, const char *text)
+{
+	std::ifstream in(path);
+	std::stringstream ss;
+
+	ss << in.rdbuf();
+	return ss.str().find(text) != std::string::npos;
+}
+
+// How many BPF links @pid holds.
+int bpf_links(pid_t pid)
 {
 	std::error_code ec;
 	const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+	int n = 0;
 
 	for (const auto &e : std::filesystem::directory_iterator(dir, ec)) {
 		std::error_code ec2;
 		auto target = std::filesystem::read_symlink(e.path(), ec2);
-		if (!ec2 && target.string().find("bpf_link") != std::string::npos)
-			return true;
+		n += !ec2 && target.string().find("bpf_link") != std::string::npos;
 	}
-	return false;
+	return n;
+}
+
+// Whether both tracers have every program attached, not just the first:
+// under load the first waits would go to one tool only.  mcpctl says so
+// on stderr; runqlat says it on a stdout that a file buffers, so count its
+// links: sched_wakeup, sched_wakeup_new and sched_switch.
+bool attached(const Tool &runqlat, const Tool &mcpctl)
+{
+	return bpf_links(runqlat.pid) >= 3 &&
+	       file_has(mcpctl.err_path, "mcpctl: tracing sched... Hit Ctrl-C to end.");
+}
+
+// Waits up to 60 s (TCG with other tests running) for attached().
+bool wait_attached(const Tool &runqlat, const Tool &mcpctl)
+{
+	const std::uint64_t deadline = now_ns() + 60000000000ull;
+
+	while (!attached(runqlat, mcpctl) && now_ns() < deadline)
+		usleep(20000);
+	return attached(runqlat, mcpctl);
 }
 
 std::string stop_and_read(Tool &t)
@@ -143,6 +193,7 @@ std::string stop_and_read(Tool &t)
 	std::stringstream ss;
 	ss << in.rdbuf();
 	unlink(t.out_path.c_str());
+	unlink(t.err_path.c_str());
 	return ss.str();
 }
 
@@ -167,6 +218,7 @@ Log2Histogram parse_runqlat(const std::string &text)
 struct McpResult {
 	Log2Histogram runq{std::vector<std::uint64_t>(mcp::trace::histogram_slots, 0)};
 	std::map<int, std::uint64_t> oncpu_ns;	// per tid
+	std::uint64_t dropped = 0;		// events it could not record
 	bool parsed = false;
 };
 
@@ -181,6 +233,7 @@ McpResult parse_mcpctl(const std::string &text)
 			continue;
 		auto doc = nlohmann::json::parse(line);
 		r.parsed = true;
+		r.dropped += doc["dropped_tasks"].get<std::uint64_t>();
 		for (const auto &t : doc["tasks"]) {
 			const auto &slots = t["runq_us"]["slots"];
 			for (std::size_t i = 0; i < slots.size() && i < r.runq.slots.size(); i++)
@@ -227,23 +280,18 @@ void run_both(const Workload &work, Outcome &o)
 		_exit(0);
 	}
 	close(gate[0]);
-	const char *mcpctl = std::getenv("MCP_PEER_MCPCTL") ? std::getenv("MCP_PEER_MCPCTL")
-							    : MCPCTL_PATH;
+	const char *mcpctl = mcpctl_path();
 	const std::string pid = std::to_string(child);
 	const std::string tmp = "/tmp/mcp-peer-" + std::to_string(getpid());
-	Tool rq = spawn({runqlat_path(), "-p", pid, "99", "1"}, tmp + ".runqlat");
+	Tool rq = spawn({peer_path("runqlat"), "-p", pid, "99", "1"}, tmp + ".runqlat");
 	Tool mc = spawn({mcpctl, "trace", "sched", "-p", pid, "99", "1", "--json"}, tmp + ".mcp");
-	const std::uint64_t deadline = now_ns() + 20000000000ull;
-	while ((!has_bpf_link(rq.pid) || !has_bpf_link(mc.pid)) && now_ns() < deadline)
-		usleep(20000);
-	const bool attached = has_bpf_link(rq.pid) && has_bpf_link(mc.pid);
-	usleep(100000);	// the open's first dump, after the attach
+	const bool ready = wait_attached(rq, mc);
 	cr_assert(write(gate[1], "g", 1) == 1);
 	close(gate[1]);
 	int status = 0;
 	waitpid(child, &status, 0);
 	const std::string rq_out = stop_and_read(rq), mc_out = stop_and_read(mc);
-	cr_assert(attached, "the tracers did not attach within 20 s");
+	cr_assert(ready, "the tracers did not attach within 60 s");
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "workload failed");
 	o.runqlat = parse_runqlat(rq_out);
 	o.mcp_full = parse_mcpctl(mc_out);
@@ -275,20 +323,33 @@ void expect_agree(const char *name, const Outcome &o)
 	if (std::getenv("MCP_PEER_TABLE"))
 		std::fprintf(stderr,
 			     "peer-table %s: runqlat n=%llu p50/p90/p99 %.1f/%.1f/%.1f us; "
-			     "mcp n=%llu %.1f/%.1f/%.1f us\n",
+			     "mcp n=%llu %.1f/%.1f/%.1f us, dropped %llu\n",
 			     name, static_cast<unsigned long long>(n), o.runqlat.percentile(50),
 			     o.runqlat.percentile(90), o.runqlat.percentile(99),
 			     static_cast<unsigned long long>(o.mcp.count()), o.mcp.percentile(50),
-			     o.mcp.percentile(90), o.mcp.percentile(99));
+			     o.mcp.percentile(90), o.mcp.percentile(99),
+			     static_cast<unsigned long long>(o.mcp_full.dropped));
 	cr_assert_gt(n, 0u, "%s: runqlat saw no waits", name);
-	cr_expect_eq(o.mcp.count(), n, "%s: %llu waits, runqlat %llu", name,
-		     static_cast<unsigned long long>(o.mcp.count()),
-		     static_cast<unsigned long long>(n));
+	// Equal, or fewer by no more than the events MCP said it could not
+	// record: 6.1's bpf_task_storage_get() returns NULL while the CPU's
+	// task-storage lock is held (a storage freed at a task's exit there).
+	const std::uint64_t m = o.mcp.count(), dropped = o.mcp_full.dropped;
+	cr_expect(m == n || (m < n && m + dropped >= n), "%s: %llu waits (%llu dropped), runqlat %llu",
+		  name, static_cast<unsigned long long>(m), static_cast<unsigned long long>(dropped),
+		  static_cast<unsigned long long>(n));
+	// A percentile agrees when it is near runqlat's, or between runqlat's
+	// percentiles 3 + 1 % of the waits below and above it: in a tail of a
+	// few hundred waits, one wait crossing a slot boundary moves p99 by
+	// the width of a slot.
+	const double rank_slack = 100.0 * (3 + 0.01 * static_cast<double>(n)) / static_cast<double>(n);
 	for (auto [p, abs_us, rel] : {std::tuple{50.0, 1.0, 0.25}, std::tuple{90.0, 1.0, 0.50},
 				      std::tuple{99.0, 1.0, 0.50}}) {
 		const double a = o.mcp.percentile(p), b = o.runqlat.percentile(p);
-		cr_expect(std::fabs(a - b) <= abs_us + rel * b, "%s: p%.0f: mcp %.1f us, runqlat %.1f us",
-			  name, p, a, b);
+		const double lo = o.runqlat.percentile(std::max(0.0, p - rank_slack));
+		const double hi = o.runqlat.percentile(std::min(100.0, p + rank_slack));
+		cr_expect(std::fabs(a - b) <= abs_us + rel * b || (a >= lo - abs_us && a <= hi + abs_us),
+			  "%s: p%.0f: mcp %.1f us, runqlat %.1f us (p%.1f-p%.1f: %.1f-%.1f us)", name, p,
+			  a, b, std::max(0.0, p - rank_slack), std::min(100.0, p + rank_slack), lo, hi);
 	}
 	for (unsigned i = 0; i < o.mcp.slots.size(); i++) {
 		const double near =
@@ -395,6 +456,19 @@ void affinity_flips(Shared *)
 	}
 }
 
+// Replaces the workload child with a peer's own workload (same pid, so
+// both tracers follow it), its output discarded.
+[[noreturn]] void exec_quiet(std::vector<const char *> argv)
+{
+	int null = open("/dev/null", O_WRONLY);
+
+	dup2(null, 1);
+	dup2(null, 2);
+	argv.push_back(nullptr);
+	execv(argv[0], const_cast<char *const *>(argv.data()));
+	_exit(127);
+}
+
 } // namespace
 
 TestSuite(trace_peers, .timeout = 120);
@@ -421,6 +495,36 @@ Test(trace_peers, affinity_flips_agree_with_runqlat)
 	Outcome o;
 	run_both(affinity_flips, o);
 	expect_agree("affinity", o);
+}
+
+// hackbench (rt-tests) in thread mode: 16 threads passing messages
+// over pipes on every CPU, the many-waker case.
+Test(trace_peers, hackbench_threads_agree_with_runqlat)
+{
+	skip_unless_peers();
+	const char *hackbench = peer_path("hackbench");
+	if (!hackbench)
+		cr_skip_test("hackbench not installed (Debian's rt-tests)");
+	Outcome o;
+	run_both([hackbench](Shared *) {
+		exec_quiet({hackbench, "-T", "-p", "-g", "2", "-f", "4", "-l", "1000"});
+	}, o);
+	expect_agree("hackbench", o);
+}
+
+// cyclictest (rt-tests): one SCHED_FIFO thread woken by a 1 kHz timer,
+// the wake-up that preempts whatever runs on its CPU.
+Test(trace_peers, cyclictest_fifo_timer_agrees_with_runqlat)
+{
+	skip_unless_peers();
+	const char *cyclictest = peer_path("cyclictest");
+	if (!cyclictest)
+		cr_skip_test("cyclictest not installed (Debian's rt-tests)");
+	Outcome o;
+	run_both([cyclictest](Shared *) {
+		exec_quiet({cyclictest, "-q", "-t", "1", "-p", "80", "-i", "1000", "-l", "400"});
+	}, o);
+	expect_agree("cyclictest", o);
 }
 
 // Two spinners on one CPU: the waits agree with runqlat; each one's
@@ -480,21 +584,18 @@ Test(trace_peers, sigcont_first_waits_are_recorded)
 	usleep(100000);
 	kill(child, SIGSTOP);
 	usleep(100000);
-	const char *mcpctl = std::getenv("MCP_PEER_MCPCTL") ? std::getenv("MCP_PEER_MCPCTL")
-							    : MCPCTL_PATH;
+	const char *mcpctl = mcpctl_path();
 	const std::string pid = std::to_string(child);
 	const std::string tmp = "/tmp/mcp-peer-cont-" + std::to_string(getpid());
-	Tool rq = spawn({runqlat_path(), "-p", pid, "99", "1"}, tmp + ".runqlat");
+	Tool rq = spawn({peer_path("runqlat"), "-p", pid, "99", "1"}, tmp + ".runqlat");
 	Tool mc = spawn({mcpctl, "trace", "sched", "-p", pid, "99", "1", "--json"}, tmp + ".mcp");
-	const std::uint64_t deadline = now_ns() + 20000000000ull;
-	while ((!has_bpf_link(rq.pid) || !has_bpf_link(mc.pid)) && now_ns() < deadline)
-		usleep(20000);
-	usleep(100000);
+	const bool ready = wait_attached(rq, mc);
 	kill(child, SIGCONT);
 	usleep(3000);	// about the first wait of each thread, and few more
 	kill(child, SIGKILL);
 	waitpid(child, nullptr, 0);
 	const std::string rq_out = stop_and_read(rq), mc_out = stop_and_read(mc);
+	cr_assert(ready, "the tracers did not attach within 60 s");
 	const Log2Histogram r = parse_runqlat(rq_out);
 	const McpResult m = parse_mcpctl(mc_out);
 	std::uint64_t dropped = 0;

@@ -8,10 +8,12 @@
 #   /init                                     (from tests/vm/init.sh)
 #   /etc/mcp-run.conf                         (mode and filters for /init)
 #   /lib/modules/mcp.ko                       (the module under test)
-#   /opt/mcp/selftests/mcp_*_test             (kselftest-harness binaries)
+#   /opt/mcp/selftests/mcp_*_test             (kselftest-harness and Criterion
+#                                             binaries, TAP on stdout)
 #   /opt/mcp/onnx/*.onnx, *.npy               (the unit tests' ONNX models, inputs)
 #   /opt/mcp/bin/mcpctl, /usr/bin/numactl     (when present on the host)
 #   /usr/bin/lspci, /usr/share/misc/pci.ids   (pciutils)
+#   /usr/bin/cyclictest, /usr/bin/hackbench   (rt-tests: peer workloads)
 #   /usr/sbin/runqlat                         (libbpf-tools: the peer the
 #                                             tracer tests and mcp_bpf_bench
 #                                             compare with)
@@ -219,6 +221,16 @@ if [ -x /usr/sbin/runqlat ]; then
 else
 	echo "build-initramfs: warning: /usr/sbin/runqlat not found (apt install libbpf-tools)" >&2
 fi
+
+# cyclictest and hackbench (rt-tests): workloads of the trace peer tests.
+for f in /usr/bin/cyclictest /usr/bin/hackbench; do
+	if [ -x "$f" ]; then
+		copy_abs "$f"
+		copy_libs "$f"
+	else
+		echo "build-initramfs: warning: $f not found (apt install rt-tests)" >&2
+	fi
+done
 
 for f in "${extra[@]}"; do
 	cp "$f" "$root/opt/mcp/bin/"

@@ -74,7 +74,10 @@ KERNEL_BAD = [
     )
 ]
 KERNEL_LINE = re.compile(r"\[\s*\d+\.\d{6}\]")
-TAP_RESULT = re.compile(r"^(not )?ok (\d+)\s*(.*?)\s*(?:#\s*(SKIP|TODO)\b\s*(.*))?$")
+# Criterion's TAP (the Criterion selftests, e.g. mcp_trace_peers_test) has
+# "-" for the number and the duration after the name: "ok - s::t  (0.30s)".
+TAP_RESULT = re.compile(r"^(not )?ok (\d+|-)\s*(.*?)\s*(?:\(\d+\.\d+s\))?\s*"
+                        r"(?:#\s*(SKIP|TODO)\b\s*(.*))?$")
 # "#  RUN           fixture.test ...": names a result the 6.1 harness prints
 # without one ("ok 5 # SKIP reason").
 TAP_RUN = re.compile(r"^#\s+RUN\s+(\S+) \.\.\.")
