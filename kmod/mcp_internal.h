@@ -75,13 +75,21 @@
 
 #include "mcp_compat.h"
 
+/* Adaptive placement reads the scheduler's run_delay and pcount. */
+#ifdef CONFIG_SCHED_INFO
+#define MCP_FEAT_PLACE_ADAPTIVE_IF_BUILT	MCP_FEAT_PLACE_ADAPTIVE
+#else
+#define MCP_FEAT_PLACE_ADAPTIVE_IF_BUILT	0
+#endif
+
 /* MCP_FEAT_* bits this build implements. */
 #define MCP_FEATURES		(MCP_FEAT_VERSION | MCP_FEAT_TOPOLOGY | \
 				 MCP_FEAT_EVENTS | MCP_FEAT_PLACE | \
 				 MCP_FEAT_DEVICES | MCP_FEAT_BUFFERS | \
 				 MCP_FEAT_DMA | MCP_FEAT_GRAPHS | \
 				 MCP_FEAT_GRAPH_COMPACT | MCP_FEAT_JOB_BATCH | \
-				 MCP_FEAT_JOB_CHAINS | MCP_FEAT_WORKER_OPS)
+				 MCP_FEAT_JOB_CHAINS | MCP_FEAT_WORKER_OPS | \
+				 MCP_FEAT_PLACE_ADAPTIVE_IF_BUILT)
 
 /*
  * Counters shown in /sys/kernel/debug/mcp/counters.  To add one, add an

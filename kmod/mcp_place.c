@@ -53,6 +53,8 @@ unsigned int mcp_place_idle_window_ms = 500;
 unsigned int mcp_place_stickiness_ms = 1000;
 unsigned int mcp_place_rebalance_ms = 1000;
 unsigned int mcp_place_hysteresis_pct = 25;
+unsigned int mcp_place_adaptive_runq_us = 2000;
+unsigned int mcp_place_adaptive_periods = 3;
 
 /* Guards mcp_place_tasks and the states in it; see the lock order above. */
 DEFINE_MUTEX(mcp_place_lock);
@@ -279,13 +281,28 @@ static void mcp_place_fill_event(struct mcp_place_event *ev,
 	get_task_comm(ev->comm, p);
 }
 
+/*
+ * Starts @pt's run-queue window afresh: the next rebalancer look measures
+ * the waits from now, on the node it is placed on now.
+ */
+void mcp_place_runq_restart(struct mcp_place_task *pt)
+{
+	lockdep_assert_held(&mcp_place_lock);
+#ifdef CONFIG_SCHED_INFO
+	pt->run_delay = READ_ONCE(pt->task->sched_info.run_delay);
+	pt->pcount = READ_ONCE(pt->task->sched_info.pcount);
+#endif
+	pt->runq_over = 0;
+}
+
 /**
  * mcp_place_apply() - narrow a placed task to a node and record it
  * @pt: the task's state
  * @node: the node
  * @reason: enum mcp_place_reason, for the event
  * @origin: enum mcp_place_origin, for the event
- * @flags: MCP_PLACE_* of the request (MCP_PLACE_KEEP is recorded)
+ * @flags: MCP_PLACE_* of the request (MCP_PLACE_KEEP and
+ *	   MCP_PLACE_ADAPTIVE are recorded)
  * @ev: the event to send once mcp_place_lock is dropped, or NULL to
  *	send it at once (the rebalancer, which touches no user memory)
  *
@@ -322,6 +339,8 @@ int mcp_place_apply(struct mcp_place_task *pt, int node, u32 reason,
 	pt->node = node;
 	pt->last_ns = ktime_get_ns();
 	pt->keep = flags & MCP_PLACE_KEEP;
+	pt->adaptive = flags & MCP_PLACE_ADAPTIVE;
+	mcp_place_runq_restart(pt);
 	mcp_place_fill_event(ev ?: &now, pt->task, from, node, reason, origin);
 	if (!ev)
 		mcp_netlink_place_event(&now);
@@ -418,6 +437,14 @@ static int mcp_place_check_arg(const struct mcp_place *arg)
 {
 	if (arg->flags & ~MCP_PLACE_FLAGS_ALL || arg->reserved)
 		return -EINVAL;
+	if (arg->flags & MCP_PLACE_ADAPTIVE) {
+		if (!(MCP_FEATURES & MCP_FEAT_PLACE_ADAPTIVE))
+			return -EOPNOTSUPP;
+		if (!(arg->flags & MCP_PLACE_KEEP))
+			return -EINVAL;
+	} else if (arg->runq_threshold_us) {
+		return -EINVAL;
+	}
 	if (!(arg->flags & MCP_PLACE_NODE) && arg->node)
 		return -EINVAL;
 	if (!arg->histogram_ptr != !arg->histogram_nodes ||
@@ -691,6 +718,8 @@ int mcp_ioctl_place(struct file *file, void *karg)
 		ret = mcp_place_apply(pt, arg->node_chosen, arg->reason,
 				      MCP_PLACE_ORIGIN_IOCTL, arg->flags, &ev);
 	}
+	if (!ret)
+		pt->runq_threshold_us = arg->runq_threshold_us;
 	send = !ret;
 
 out_unlock:
@@ -818,6 +847,10 @@ MCP_PLACE_KNOB(rebalance_ms, 10, 3600000, mcp_rebalance_kick)
 static DEVICE_ATTR_RW(rebalance_ms);
 MCP_PLACE_KNOB(hysteresis_pct, 0, 1000, mcp_place_no_kick)
 static DEVICE_ATTR_RW(hysteresis_pct);
+MCP_PLACE_KNOB(adaptive_runq_us, 1, 10000000, mcp_place_no_kick)
+static DEVICE_ATTR_RW(adaptive_runq_us);
+MCP_PLACE_KNOB(adaptive_periods, 1, 1000, mcp_place_no_kick)
+static DEVICE_ATTR_RW(adaptive_periods);
 
 static struct attribute *mcp_place_attrs[] = {
 	&dev_attr_min_idle_cpus.attr,
@@ -826,6 +859,8 @@ static struct attribute *mcp_place_attrs[] = {
 	&dev_attr_stickiness_ms.attr,
 	&dev_attr_rebalance_ms.attr,
 	&dev_attr_hysteresis_pct.attr,
+	&dev_attr_adaptive_runq_us.attr,
+	&dev_attr_adaptive_periods.attr,
 	NULL
 };
 

@@ -37,6 +37,8 @@ extern unsigned int mcp_place_idle_window_ms;
 extern unsigned int mcp_place_stickiness_ms;
 extern unsigned int mcp_place_rebalance_ms;
 extern unsigned int mcp_place_hysteresis_pct;
+extern unsigned int mcp_place_adaptive_runq_us;
+extern unsigned int mcp_place_adaptive_periods;
 
 /**
  * struct mcp_place_task - what MCP remembers about a task it placed
@@ -48,6 +50,12 @@ extern unsigned int mcp_place_hysteresis_pct;
  * @node:	node it is placed on
  * @last_ns:	ktime_get_ns() of the last applied placement (stickiness)
  * @keep:	the rebalancer re-evaluates it (MCP_PLACE_KEEP)
+ * @adaptive:	it also moves it on run-queue latency (MCP_PLACE_ADAPTIVE)
+ * @runq_threshold_us: the mean wait per run above which it moves; 0 =
+ *		mcp_place_adaptive_runq_us
+ * @run_delay:	the task's sched_info.run_delay at the last pass's look
+ * @pcount:	its sched_info.pcount then
+ * @runq_over:	consecutive looks with the mean wait above the threshold
  *
  * Lives in mcp_place_tasks under the task's global pid; protected by
  * mcp_place_lock.
@@ -59,6 +67,11 @@ struct mcp_place_task {
 	int node;
 	u64 last_ns;
 	bool keep;
+	bool adaptive;
+	u32 runq_threshold_us;
+	u64 run_delay;
+	u64 pcount;
+	unsigned int runq_over;
 };
 
 extern struct mutex mcp_place_lock;
@@ -70,6 +83,7 @@ bool mcp_place_node_usable(int nid, const struct cpumask *allowed);
 void mcp_place_idle_per_node(const struct cpumask *idle, unsigned int *count);
 int mcp_place_apply(struct mcp_place_task *pt, int node, u32 reason,
 		    u32 origin, u32 flags, struct mcp_place_event *ev);
+void mcp_place_runq_restart(struct mcp_place_task *pt);
 
 /* mcp_idle.c */
 int mcp_idle_init(void);

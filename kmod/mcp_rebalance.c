@@ -17,6 +17,12 @@
  *    the move never leaves the task's cpuset).
  *    The comparison is strict, so two nodes with equal shares never trade
  *    a task back and forth.
+ *  - for each task placed with MCP_PLACE_ADAPTIVE as well, first checks
+ *    its run-queue latency (mcp_rebalance_runq_target()) and moves it to
+ *    a node with more idle CPUs when it has waited too long to run for
+ *    adaptive_periods passes.  A task moved off its busy memory home this
+ *    way is not moved back by the memory rule until home has
+ *    min_idle_cpus idle CPUs again.
  *
  * The sample: about MCP_REBALANCE_SAMPLES pages spread evenly over the
  * task's readable anonymous mappings, looked up with
@@ -49,6 +55,7 @@
 
 #include <linux/jiffies.h>
 #include <linux/mm.h>
+#include <linux/math64.h>
 #include <linux/mmap_lock.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
@@ -160,18 +167,90 @@ static unsigned long mcp_rebalance_sample_task(struct task_struct *p,
 	return pass->seen;
 }
 
+/*
+ * Adaptive placement (MCP_PLACE_ADAPTIVE): @pt's mean wait per run since
+ * the last look, from the scheduler's own run_delay and pcount (what
+ * /proc/PID/schedstat shows; a wait still going on counts when it ends).
+ * After adaptive_periods looks in a row above the threshold, returns the
+ * node to move the task to: the one with the most idle CPUs, at least
+ * min_idle_cpus and more than the current node has, that its original
+ * affinity allows (ties: the nearest); else NUMA_NO_NODE.
+ */
+static int mcp_rebalance_runq_target(struct mcp_place_task *pt)
+{
+#ifdef CONFIG_SCHED_INFO
+	unsigned int us = pt->runq_threshold_us ?: READ_ONCE(mcp_place_adaptive_runq_us);
+	unsigned int min_idle = READ_ONCE(mcp_place_min_idle_cpus);
+	u64 delay = READ_ONCE(pt->task->sched_info.run_delay);
+	u64 runs = READ_ONCE(pt->task->sched_info.pcount);
+	unsigned int *idle = mcp_rebalance_idle_count;
+	int nid, best = NUMA_NO_NODE, cur = pt->node;
+	u64 mean;
+
+	lockdep_assert_held(&mcp_place_lock);
+
+	mean = div64_u64(delay - pt->run_delay, max_t(u64, runs - pt->pcount, 1));
+	pt->run_delay = delay;
+	pt->pcount = runs;
+	if (mean <= (u64)us * NSEC_PER_USEC) {
+		pt->runq_over = 0;
+		return NUMA_NO_NODE;
+	}
+	if (++pt->runq_over < READ_ONCE(mcp_place_adaptive_periods))
+		return NUMA_NO_NODE;
+
+	for_each_online_node(nid) {
+		if (nid == cur || idle[nid] < min_idle ||
+		    (cur >= 0 && idle[nid] <= idle[cur]) ||
+		    !mcp_place_node_usable(nid, pt->orig))
+			continue;
+		if (best == NUMA_NO_NODE || idle[nid] > idle[best] ||
+		    (idle[nid] == idle[best] && cur >= 0 &&
+		     node_distance(cur, nid) < node_distance(cur, best)))
+			best = nid;
+	}
+	return best;
+#else
+	return NUMA_NO_NODE;
+#endif
+}
+
+/* Moves @pt to @node for @reason; its event goes out after the pass. */
+static void mcp_rebalance_move(struct mcp_place_task *pt, int node, u32 reason,
+			       struct mcp_rebalance_pass *pass)
+{
+	u32 flags = MCP_PLACE_KEEP | (pt->adaptive ? MCP_PLACE_ADAPTIVE : 0);
+	int from = cpu_to_node(task_cpu(pt->task));
+
+	lockdep_assert_held(&mcp_place_lock);
+
+	if (mcp_place_apply(pt, node, reason, MCP_PLACE_ORIGIN_REBALANCER, flags,
+			    &mcp_rebalance_events[pass->moves]))
+		return;
+	pass->moves++;
+	trace_mcp_place(task_pid_nr(pt->task), from, node, node,
+			MCP_PLACE_HOME_NONE, reason, MCP_PLACE_ORIGIN_REBALANCER, flags);
+}
+
 static void mcp_rebalance_task(struct mcp_place_task *pt,
 			       struct mcp_rebalance_pass *pass)
 {
 	u64 stick_ns = (u64)READ_ONCE(mcp_place_stickiness_ms) * NSEC_PER_MSEC;
 	unsigned int hyst = READ_ONCE(mcp_place_hysteresis_pct);
 	u64 *hist = mcp_rebalance_hist;
-	int nid, home = NUMA_NO_NODE, cur = pt->node, from;
+	int nid, home = NUMA_NO_NODE, cur = pt->node;
 
 	lockdep_assert_held(&mcp_place_lock);
 
 	if (ktime_get_ns() - pt->last_ns < stick_ns)
 		return;
+	if (pt->adaptive) {
+		nid = mcp_rebalance_runq_target(pt);
+		if (nid != NUMA_NO_NODE) {
+			mcp_rebalance_move(pt, nid, MCP_PLACE_REASON_RUNQ_LATENCY, pass);
+			return;
+		}
+	}
 	if (!mcp_rebalance_sample_task(pt->task, pass))
 		return;
 
@@ -187,16 +266,7 @@ static void mcp_rebalance_task(struct mcp_place_task *pt,
 	if (mcp_rebalance_idle_count[home] < READ_ONCE(mcp_place_min_idle_cpus) ||
 	    !mcp_place_node_usable(home, pt->orig))
 		return;
-
-	from = cpu_to_node(task_cpu(pt->task));
-	if (mcp_place_apply(pt, home, MCP_PLACE_REASON_MEMORY_LOCAL,
-			    MCP_PLACE_ORIGIN_REBALANCER, MCP_PLACE_KEEP,
-			    &mcp_rebalance_events[pass->moves]))
-		return;
-	pass->moves++;
-	trace_mcp_place(task_pid_nr(pt->task), from, home, home,
-			MCP_PLACE_HOME_NONE, MCP_PLACE_REASON_MEMORY_LOCAL,
-			MCP_PLACE_ORIGIN_REBALANCER, MCP_PLACE_KEEP);
+	mcp_rebalance_move(pt, home, MCP_PLACE_REASON_MEMORY_LOCAL, pass);
 }
 
 /*

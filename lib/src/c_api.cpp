@@ -61,6 +61,9 @@ mcp::PlaceOptions mcp::detail::place_options_from_c(const struct mcp_place_opts 
 	o.keep = c.flags & MCP_PLACE_OPT_KEEP;
 	o.strict = c.flags & MCP_PLACE_OPT_STRICT;
 	o.histogram = !(c.flags & MCP_PLACE_OPT_NO_HISTOGRAM);
+	o.adaptive = c.flags & MCP_PLACE_OPT_ADAPTIVE;
+	if (c.size >= offsetof(struct mcp_place_opts, runq_threshold_us) + sizeof(c.runq_threshold_us))
+		o.runq_threshold_us = c.runq_threshold_us;
 	if (c.flags & MCP_PLACE_OPT_NODE)
 		o.node = c.node;
 	if (c.sample_pages)
@@ -176,6 +179,8 @@ const char *mcp_feature_name(uint64_t feature)
 		return "job-chains";
 	case MCP_FEATURE_WORKER_OPS:
 		return "worker-ops";
+	case MCP_FEATURE_PLACE_ADAPTIVE:
+		return "place-adaptive";
 	default:
 		return nullptr;
 	}
@@ -262,8 +267,8 @@ int mcp_place(struct mcp_device *dev, int pid, const struct mcp_place_opts *opts
 {
 	if (!dev)
 		return fail(EINVAL, "mcp_place: dev is NULL");
-	if (opts && opts->size < sizeof(*opts))
-		return fail(EINVAL, "mcp_place: opts->size is smaller than struct mcp_place_opts");
+	if (opts && opts->size < MCP_PLACE_OPTS_SIZE_VER0)
+		return fail(EINVAL, "mcp_place: opts->size is smaller than MCP_PLACE_OPTS_SIZE_VER0");
 	if (opts && (opts->flags & ~MCP_PLACE_OPT_ALL))
 		return fail(EINVAL, "mcp_place: unknown bits in opts->flags");
 	if (result && result->size < sizeof(*result))

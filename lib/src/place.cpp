@@ -32,6 +32,8 @@ const char *to_string(PlaceReason reason) noexcept
 		return "unchanged";
 	case PlaceReason::forced:
 		return "forced";
+	case PlaceReason::runq_latency:
+		return "runq-latency";
 	}
 	return "unknown";
 }
@@ -191,6 +193,8 @@ std::uint32_t place_flags(const PlaceOptions &options)
 		flags |= MCP_PLACE_STRICT;
 	if (options.node)
 		flags |= MCP_PLACE_NODE;
+	if (options.adaptive)
+		flags |= MCP_PLACE_ADAPTIVE;
 	return flags;
 }
 
@@ -353,6 +357,15 @@ PlaceResult Device::place(int pid, const PlaceOptions &options) const
 		throw Error(EOPNOTSUPP, "the loaded mcp module (" + version_.module_version +
 						") cannot place tasks: install a newer mcp module");
 
+	if (options.adaptive && !options.keep)
+		throw Error(EINVAL, "adaptive placement needs keep: the rebalancer only looks at kept tasks");
+	if (options.adaptive && !version_.has(feature::place_adaptive))
+		throw Error(EOPNOTSUPP, "the loaded mcp module (" + version_.module_version +
+						") has no adaptive placement (a module built without "
+						"CONFIG_SCHED_INFO, or an older one): drop --adaptive");
+	if (!options.adaptive && options.runq_threshold_us)
+		throw Error(EINVAL, "a run-queue threshold needs adaptive placement");
+
 	std::optional<PageHistogram> hist;
 	std::string hist_error;
 	if (options.histogram && !options.node) {
@@ -377,6 +390,7 @@ PlaceResult Device::place(int pid, const PlaceOptions &options) const
 		arg.flags = detail::place_flags(options);
 		arg.pid = pid;
 		arg.node = options.node.value_or(0);
+		arg.runq_threshold_us = options.adaptive ? options.runq_threshold_us : 0;
 		if (hist && !hist->pages_per_node.empty()) {
 			arg.histogram_ptr = reinterpret_cast<std::uintptr_t>(hist->pages_per_node.data());
 			arg.histogram_nodes = static_cast<std::uint32_t>(hist->pages_per_node.size());

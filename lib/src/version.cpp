@@ -14,6 +14,7 @@ static_assert(mcp::abi_major == MCP_ABI_MAJOR, "mcp.hpp and <linux/mcp.h> disagr
 static_assert(mcp::abi_minor == MCP_ABI_MINOR, "mcp.hpp and <linux/mcp.h> disagree on the ABI minor");
 static_assert(MCP_FEATURE_VERSION == MCP_FEAT_VERSION);
 static_assert(MCP_FEATURE_TOPOLOGY == MCP_FEAT_TOPOLOGY);
+static_assert(MCP_FEATURE_PLACE_ADAPTIVE == MCP_FEAT_PLACE_ADAPTIVE);
 
 namespace mcp {
 

@@ -20,6 +20,8 @@
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -416,6 +418,196 @@ TEST(rebalancer_move_sends_one_event)
 	for (int i = 0; i < 4; i++)
 		knob(knobs[i], old[i]);
 	munmap(mem, len);
+	nl_socket_free(sk);
+	close(fd);
+}
+
+/* ---- adaptive placement (MCP_PLACE_ADAPTIVE) ---- */
+
+struct adaptive_spin {
+	pthread_t th;
+	int cpu;
+	volatile int *stop;
+};
+
+static void *adaptive_spin_fn(void *p)
+{
+	struct adaptive_spin *a = p;
+
+	mcp_pin_to_cpu(a->cpu);
+	while (!*a->stop)
+		;
+	return NULL;
+}
+
+/* run_delay (ns) and pcount of @pid from /proc/PID/schedstat. */
+static int schedstat(pid_t pid, unsigned long long *delay, unsigned long long *runs)
+{
+	unsigned long long ran;
+	char path[64], buf[128];
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	if (mcp_read_file(path, buf, sizeof(buf)) <= 0 ||
+	    sscanf(buf, "%llu %llu %llu", &ran, delay, runs) != 3)
+		return -1;
+	return 0;
+}
+
+/*
+ * The kept task: its 16 MiB touched on node 0's first CPU (so the memory
+ * rule keeps it on node 0), then 1 ms sleeps at nice 19 for ever, free to
+ * run anywhere: on node 0, behind spinners at nice 0, each wake-up waits.
+ */
+static pid_t spawn_ticker(int cpu)
+{
+	pid_t pid = fork();
+	size_t len = 16 << 20;
+	cpu_set_t all;
+	char *mem;
+
+	if (pid)
+		return pid;
+	/* Pinned only to touch: its original affinity must allow node 1. */
+	if (sched_getaffinity(0, sizeof(all), &all) || mcp_pin_to_cpu(cpu))
+		_exit(1);
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		_exit(1);
+	memset(mem, 1, len);
+	if (sched_setaffinity(0, sizeof(all), &all) || setpriority(PRIO_PROCESS, 0, 19))
+		_exit(1);
+	for (;;) {
+		struct timespec ts = { 0, 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* The first rebalancer event about @pid within @ms; 1 with *@e, or 0. */
+static int rebalancer_event(struct nl_sock *sk, int family, pid_t pid, int ms, struct ev *e)
+{
+	for (unsigned long long end = mono_ns() + ms * 1000000ULL; mono_ns() < end;)
+		if (ev_read(sk, family, 200, e) == 1 && e->pid == pid &&
+		    e->origin == MCP_PLACE_ORIGIN_REBALANCER)
+			return 1;
+	return 0;
+}
+
+FIXTURE(adaptive) {
+	long long old[7];
+};
+
+static const char *const adaptive_knobs[] = {
+	"rebalance_ms", "stickiness_ms", "min_idle_cpus", "idle_window_ms",
+	"idle_threshold_pct", "adaptive_periods", "hysteresis_pct",
+};
+
+FIXTURE_SETUP(adaptive)
+{
+	memset(self->old, -1, sizeof(self->old));
+}
+
+FIXTURE_TEARDOWN(adaptive)
+{
+	for (int i = 0; i < 7; i++)
+		if (self->old[i] >= 0)
+			knob(adaptive_knobs[i], self->old[i]);
+}
+
+/*
+ * Issue #16 item 6: a kept task whose node turns busy waits to run; with
+ * MCP_PLACE_ADAPTIVE the rebalancer moves it to the idle node within
+ * adaptive_periods passes and says why (reason runq-latency); without it
+ * the task stays.  The wait it acted on is checked against
+ * /proc/PID/schedstat over the same time.
+ */
+TEST_F_TIMEOUT(adaptive, busy_node_moves_kept_task_with_runq_event, 120)
+{
+	static const long long want[] = { 100, 0, 1, 100, 50, 3, 25 };
+	unsigned long long d0, r0, d1, r1, t0, moved_ns;
+	unsigned char cpus0[1024] = { 0 }, cpus1[1024] = { 0 };
+	struct mcp_version v = { .size = sizeof(v) };
+	struct adaptive_spin spin[64];
+	volatile int stop = 0;
+	int fd, family, nspin = 0, first0 = -1, off_node = 0;
+	struct mcp_place p;
+	char list[256];
+	cpu_set_t now;
+	struct nl_sock *sk;
+	struct ev e;
+	pid_t child;
+
+	ASSERT_EQ(0, mcp_ensure_loaded());
+	fd = mcp_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, mcp_ioctl(fd, MCP_IOC_GET_VERSION, &v));
+	if (!(v.features & MCP_FEAT_PLACE_ADAPTIVE))
+		SKIP(return, "this mcp.ko has no MCP_FEAT_PLACE_ADAPTIVE");
+	if (nr_cpu_nodes() < 2)
+		SKIP(return, "needs two nodes with CPUs");
+	ASSERT_LT(0, mcp_read_file("/sys/devices/system/node/node0/cpulist", list, sizeof(list)));
+	ASSERT_LT(0, mcp_parse_list(list, cpus0, 1024));
+	ASSERT_LT(0, mcp_read_file("/sys/devices/system/node/node1/cpulist", list, sizeof(list)));
+	ASSERT_LT(0, mcp_parse_list(list, cpus1, 1024));
+	for (int i = 0; i < 7; i++) {
+		self->old[i] = knob(adaptive_knobs[i], want[i]);
+		ASSERT_LE(0, self->old[i]) TH_LOG("knob %s", adaptive_knobs[i]);
+	}
+	sk = ev_listen(0, &family);
+	ASSERT_NE(NULL, sk);
+
+	/* Node 0 busy: a spinner at nice 0 on each of its CPUs. */
+	for (int c = 0; c < 1024 && nspin < 64; c++) {
+		if (!cpus0[c])
+			continue;
+		if (first0 < 0)
+			first0 = c;
+		spin[nspin].cpu = c;
+		spin[nspin].stop = &stop;
+		ASSERT_EQ(0, pthread_create(&spin[nspin].th, NULL, adaptive_spin_fn, &spin[nspin]));
+		nspin++;
+	}
+	child = spawn_ticker(first0);
+	ASSERT_LT(0, child);
+	usleep(500000);	/* its memory touched; idle windows that saw node 0 busy */
+
+	/* Kept, not adaptive: its memory is on node 0, so it stays. */
+	memset(&p, 0, sizeof(p));
+	p.size = sizeof(p);
+	p.flags = MCP_PLACE_NODE | MCP_PLACE_FORCE | MCP_PLACE_KEEP;
+	p.pid = child;
+	ASSERT_EQ(0, mcp_ioctl(fd, MCP_IOC_PLACE, &p));
+	EXPECT_EQ(0, rebalancer_event(sk, family, child, 1500, &e))
+		TH_LOG("moved without MCP_PLACE_ADAPTIVE: reason %u to node %d", e.reason, e.to_node);
+
+	/* Adaptive, 0.5 ms per run: the waits behind the spinners are more. */
+	p.flags |= MCP_PLACE_ADAPTIVE;
+	p.runq_threshold_us = 500;
+	ASSERT_EQ(0, mcp_ioctl(fd, MCP_IOC_PLACE, &p));
+	ASSERT_EQ(0, schedstat(child, &d0, &r0));
+	t0 = mono_ns();
+	EXPECT_EQ(1, rebalancer_event(sk, family, child, 30000, &e));
+	moved_ns = mono_ns() - t0;
+	ASSERT_EQ(0, schedstat(child, &d1, &r1));
+	TH_LOG("moved after %llu ms; schedstat: %llu runs, mean wait %llu us",
+	       moved_ns / 1000000, r1 - r0, (d1 - d0) / 1000 / (r1 - r0 ? r1 - r0 : 1));
+	EXPECT_EQ(MCP_PLACE_REASON_RUNQ_LATENCY, e.reason);
+	EXPECT_EQ(0, e.from_node);
+	EXPECT_EQ(1, e.to_node);
+	EXPECT_LT(500000ULL, (d1 - d0) / (r1 - r0 ? r1 - r0 : 1));
+	ASSERT_EQ(0, sched_getaffinity(child, sizeof(now), &now));
+	for (int c = 0; c < 1024 && c < CPU_SETSIZE; c++)
+		off_node += CPU_ISSET(c, &now) && !cpus1[c];
+	EXPECT_EQ(0, off_node) TH_LOG("%d allowed CPUs are not on node 1", off_node);
+	/* Node 0 still busy: the memory rule does not take it back. */
+	EXPECT_EQ(0, rebalancer_event(sk, family, child, 1000, &e))
+		TH_LOG("moved again: reason %u to node %d", e.reason, e.to_node);
+
+	stop = 1;
+	for (int i = 0; i < nspin; i++)
+		pthread_join(spin[i].th, NULL);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
 	nl_socket_free(sk);
 	close(fd);
 }

@@ -1109,6 +1109,12 @@ TEST_F(place, bad_input)
 	req_init(&r, 0, MCP_PLACE_DRY_RUN);
 	r.p.reserved = 1;
 	EXPECT_EQ(-EINVAL, mcp_ioctl(self->fd, MCP_IOC_PLACE, &r.p));
+	/* ADAPTIVE needs KEEP; a run-queue threshold needs ADAPTIVE. */
+	req_init(&r, 0, MCP_PLACE_DRY_RUN | MCP_PLACE_ADAPTIVE);
+	EXPECT_EQ(-EINVAL, mcp_ioctl(self->fd, MCP_IOC_PLACE, &r.p));
+	req_init(&r, 0, MCP_PLACE_DRY_RUN | MCP_PLACE_KEEP);
+	r.p.runq_threshold_us = 500;
+	EXPECT_EQ(-EINVAL, mcp_ioctl(self->fd, MCP_IOC_PLACE, &r.p));
 	req_init(&r, 0, MCP_PLACE_DRY_RUN);
 	r.p.size = MCP_PLACE_SIZE_VER0 - 8;
 	EXPECT_EQ(-EINVAL, mcp_ioctl(self->fd, MCP_IOC_PLACE, &r.p));
@@ -1370,6 +1376,8 @@ TEST_F(place, knobs_validated)
 		{ "stickiness_ms", { "-1", "3600001", "ms", "\n" }, { "0", "5000" } },
 		{ "rebalance_ms", { "0", "9", "3600001", "-1" }, { "10", "500" } },
 		{ "hysteresis_pct", { "1001", "-1", "pct", "\n" }, { "0", "50" } },
+		{ "adaptive_runq_us", { "0", "10000001", "us", "-1" }, { "1", "500" } },
+		{ "adaptive_periods", { "0", "1001", "x", "-1" }, { "1", "5" } },
 	};
 	struct stat st;
 	char path[256];

@@ -473,3 +473,19 @@ Test(abi, job_chains)
 	cr_expect_eq(_IOC_SIZE(MCP_IOC_CHAIN_DONE), 40);
 	cr_expect_eq(MCP_IOC_CHAIN_DONE, 0x4028E63Au);
 }
+
+Test(abi, place_adaptive)
+{
+	cr_expect_eq(sizeof(struct mcp_place), MCP_PLACE_SIZE_VER0);
+	cr_expect_eq(OFF(mcp_place, histogram_ptr), 16);
+	cr_expect_eq(OFF(mcp_place, mask_ptr), 32);
+	cr_expect_eq(OFF(mcp_place, idle_ptr), 40);
+	cr_expect_eq(OFF(mcp_place, nr_node_ids), 76);
+	/* The low half of what was a __u64 reserved field. */
+	cr_expect_eq(OFF(mcp_place, runq_threshold_us), 80);
+	cr_expect_eq(OFF(mcp_place, reserved), 84);
+	cr_expect_eq(MCP_PLACE_ADAPTIVE, 1u << 5);
+	cr_expect_eq(MCP_PLACE_FLAGS_ALL, 0x3fu);
+	cr_expect_eq(MCP_PLACE_REASON_RUNQ_LATENCY, 6);
+	cr_expect_eq(MCP_FEAT_PLACE_ADAPTIVE, 1ULL << 12);
+}

@@ -166,6 +166,19 @@ Test(place_options, c_options)
 	o = mcp::detail::place_options_from_c(c);
 	cr_expect(o.keep && o.histogram && !o.node);
 	cr_expect_eq(o.sample_pages, 64u);
+	cr_expect_eq(mcp::detail::place_flags(o), (std::uint32_t)MCP_PLACE_KEEP);
+
+	/* Adaptive, with its threshold; a caller of the 16-byte struct gets 0. */
+	c.flags = MCP_PLACE_OPT_KEEP | MCP_PLACE_OPT_ADAPTIVE;
+	c.runq_threshold_us = 750;
+	o = mcp::detail::place_options_from_c(c);
+	cr_expect(o.keep && o.adaptive);
+	cr_expect_eq(o.runq_threshold_us, 750u);
+	cr_expect_eq(mcp::detail::place_flags(o), (std::uint32_t)(MCP_PLACE_KEEP | MCP_PLACE_ADAPTIVE));
+	c.size = MCP_PLACE_OPTS_SIZE_VER0;
+	o = mcp::detail::place_options_from_c(c);
+	cr_expect(o.adaptive);
+	cr_expect_eq(o.runq_threshold_us, 0u);
 }
 
 Test(place_errors, sentences)
@@ -235,6 +248,7 @@ Test(place_names, reasons_and_sources)
 	cr_expect_str_eq(mcp::to_string(mcp::PlaceReason::sticky), "sticky");
 	cr_expect_str_eq(mcp::to_string(mcp::PlaceReason::unchanged), "unchanged");
 	cr_expect_str_eq(mcp::to_string(mcp::PlaceReason::forced), "forced");
+	cr_expect_str_eq(mcp::to_string(mcp::PlaceReason::runq_latency), "runq-latency");
 	cr_expect_str_eq(mcp::to_string(static_cast<mcp::PlaceReason>(99)), "unknown");
 	cr_expect_str_eq(mcp::to_string(mcp::HomeSource::numa_faults), "numa-faults");
 	cr_expect_str_eq(mcp_place_reason_name(MCP_REASON_STICKY), "sticky");

@@ -19,6 +19,8 @@ struct PlaceArgs {
 	bool force = false;
 	bool keep = false;
 	bool strict = false;
+	bool adaptive = false;
+	unsigned runq_threshold_us = 0;
 	bool no_histogram = false;
 	int node = -1;
 	unsigned sample_pages = 4096;
@@ -98,6 +100,8 @@ static int run_place(const GlobalOptions &opts, std::ostream &out, std::ostream 
 	po.force = args.force;
 	po.keep = args.keep;
 	po.strict = args.strict;
+	po.adaptive = args.adaptive;
+	po.runq_threshold_us = args.runq_threshold_us;
 	po.histogram = !args.no_histogram;
 	po.sample_pages = args.sample_pages;
 	if (args.node >= 0)
@@ -128,7 +132,18 @@ Command add_place_command(CLI::App &app)
 		->check(CLI::NonNegativeNumber);
 	sub->add_flag("--dry-run", args.dry_run, "Decide and report, do not apply");
 	sub->add_flag("--force", args.force, "Ignore stickiness (stickiness_ms)");
-	sub->add_flag("--keep", args.keep, "Let the in-kernel rebalancer re-evaluate the task");
+	CLI::Option *keep =
+		sub->add_flag("--keep", args.keep, "Let the in-kernel rebalancer re-evaluate the task");
+	CLI::Option *adaptive =
+		sub->add_flag("--adaptive", args.adaptive,
+			      "With --keep: also move the task off a node where it waits too long "
+			      "to run (adaptive_runq_us, adaptive_periods)")
+			->needs(keep);
+	sub->add_option("--runq-threshold-us", args.runq_threshold_us,
+			"With --adaptive: the mean wait per run that is too long (default: the "
+			"adaptive_runq_us knob)")
+		->check(CLI::Range(1u, 10000000u))
+		->needs(adaptive);
 	sub->add_flag("--strict", args.strict,
 		      "Fail (exit 1) when no node has enough idle CPUs instead of leaving the task");
 	sub->add_option("--node", args.node, "Place on this node, no decision")

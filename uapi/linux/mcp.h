@@ -58,6 +58,7 @@
 #define MCP_FEAT_GRAPH_COMPACT	(1ULL << 9)	/* graphs in format version 2 */
 #define MCP_FEAT_JOB_CHAINS	(1ULL << 10)	/* MCP_WORKER_CHAINS, CHAIN_DONE */
 #define MCP_FEAT_WORKER_OPS	(1ULL << 11)	/* worker ops 64..65535 opaque */
+#define MCP_FEAT_PLACE_ADAPTIVE	(1ULL << 12)	/* MCP_PLACE_ADAPTIVE */
 
 /* Length of mcp_version.module_version, including the terminating NUL. */
 #define MCP_MODULE_VERSION_LEN	64
@@ -175,9 +176,10 @@ struct mcp_topology {
 #define MCP_PLACE_KEEP		(1U << 2)	/* the rebalancer re-evaluates the task */
 #define MCP_PLACE_STRICT	(1U << 3)	/* no node qualifies: -EAGAIN, not "unchanged" */
 #define MCP_PLACE_NODE		(1U << 4)	/* place on mcp_place.node, no decision */
+#define MCP_PLACE_ADAPTIVE	(1U << 5)	/* with KEEP: also move on run-queue latency */
 #define MCP_PLACE_FLAGS_ALL	(MCP_PLACE_DRY_RUN | MCP_PLACE_FORCE | \
 				 MCP_PLACE_KEEP | MCP_PLACE_STRICT | \
-				 MCP_PLACE_NODE)
+				 MCP_PLACE_NODE | MCP_PLACE_ADAPTIVE)
 
 /* mcp_place.reason: why the task is where it is after the call. */
 enum mcp_place_reason {
@@ -187,6 +189,7 @@ enum mcp_place_reason {
 	MCP_PLACE_REASON_STICKY = 3,		/* placed less than stickiness_ms ago */
 	MCP_PLACE_REASON_UNCHANGED = 4,		/* no node qualified: left as it was */
 	MCP_PLACE_REASON_FORCED = 5,		/* the caller named the node */
+	MCP_PLACE_REASON_RUNQ_LATENCY = 6,	/* rebalancer: waited to run above its threshold */
 };
 
 /* mcp_place.home_source: where the memory home node came from. */
@@ -226,7 +229,18 @@ enum mcp_place_home_source {
  * @nr_cpu_words:	out: @mask_words needed
  * @nr_node_ids:	out: node ids in the system (size for @idle_nodes
  *			and @histogram_nodes)
+ * @runq_threshold_us:	in: with MCP_PLACE_ADAPTIVE, the mean run-queue wait
+ *			per run (us, /proc/PID/schedstat's run_delay over
+ *			pcount) above which the rebalancer moves the task;
+ *			0 = the adaptive_runq_us knob.  Else must be 0.
  * @reserved:		in: must be 0
+ *
+ * MCP_PLACE_ADAPTIVE (MCP_FEAT_PLACE_ADAPTIVE) needs MCP_PLACE_KEEP: each
+ * rebalancer pass also measures the task's mean wait per run since the
+ * last pass; after adaptive_periods passes in a row above the threshold it
+ * moves the task to the node with the most idle CPUs (at least
+ * min_idle_cpus, more than the current node; ties: the nearest) that its
+ * affinity allows, with reason MCP_PLACE_REASON_RUNQ_LATENCY.
  */
 struct mcp_place {
 	__u32 size;
@@ -246,7 +260,8 @@ struct mcp_place {
 	__u32 home_source;
 	__u32 nr_cpu_words;
 	__u32 nr_node_ids;
-	__u64 reserved;
+	__u32 runq_threshold_us;
+	__u32 reserved;
 };
 
 #define MCP_PLACE_SIZE_VER0		88

@@ -44,6 +44,7 @@ extern "C" {
 #define MCP_FEATURE_PLACE	(UINT64_C(1) << 2)	/* task placement */
 #define MCP_FEATURE_EVENTS	(UINT64_C(1) << 3)	/* netlink events */
 #define MCP_FEATURE_DEVICES	(UINT64_C(1) << 4)	/* accelerator devices */
+#define MCP_FEATURE_PLACE_ADAPTIVE (UINT64_C(1) << 12)	/* MCP_PLACE_OPT_ADAPTIVE */
 
 /* Default device node, used when no path is given and MCP_DEVICE is unset. */
 #define MCP_DEFAULT_DEVICE	"/dev/mcp"
@@ -226,7 +227,8 @@ MCP_EXPORT int mcp_topo_distance(const struct mcp_topo *topo, unsigned int node_
 #define MCP_PLACE_OPT_STRICT		(1U << 3)	/* -EAGAIN if no node qualifies */
 #define MCP_PLACE_OPT_NODE		(1U << 4)	/* place on mcp_place_opts.node */
 #define MCP_PLACE_OPT_NO_HISTOGRAM	(1U << 5)	/* do not sample pages */
-#define MCP_PLACE_OPT_ALL		0x3fU
+#define MCP_PLACE_OPT_ADAPTIVE		(1U << 6)	/* with KEEP: move on run-queue latency */
+#define MCP_PLACE_OPT_ALL		0x7fU
 
 /**
  * struct mcp_place_opts - how mcp_place() places a task
@@ -234,13 +236,20 @@ MCP_EXPORT int mcp_topo_distance(const struct mcp_topo *topo, unsigned int node_
  * @flags:		MCP_PLACE_OPT_*
  * @node:		with MCP_PLACE_OPT_NODE, the node id
  * @sample_pages:	pages sampled for the histogram; 0 = 4096
+ * @runq_threshold_us:	with MCP_PLACE_OPT_ADAPTIVE, the mean run-queue wait
+ *			per run (us) above which the rebalancer moves the
+ *			task; 0 = the module's adaptive_runq_us knob.  Not
+ *			in MCP_PLACE_OPTS_SIZE_VER0: older callers get 0.
  */
 struct mcp_place_opts {
 	uint32_t size;
 	uint32_t flags;
 	uint32_t node;
 	uint32_t sample_pages;
+	uint32_t runq_threshold_us;
 };
+
+#define MCP_PLACE_OPTS_SIZE_VER0	16
 
 #define MCP_PLACE_RESULT_MAX_NODES	64
 #define MCP_PLACE_RESULT_MAX_CPUS	1024
@@ -252,6 +261,7 @@ struct mcp_place_opts {
 #define MCP_REASON_STICKY	3
 #define MCP_REASON_UNCHANGED	4
 #define MCP_REASON_FORCED	5
+#define MCP_REASON_RUNQ_LATENCY	6	/* the rebalancer: waited too long to run */
 
 /* Values of mcp_place_result.home_source. */
 #define MCP_HOME_NONE		0

@@ -33,6 +33,7 @@ inline constexpr std::uint64_t version = MCP_FEATURE_VERSION;
 inline constexpr std::uint64_t topology = MCP_FEATURE_TOPOLOGY;
 inline constexpr std::uint64_t place = MCP_FEATURE_PLACE;
 inline constexpr std::uint64_t devices = MCP_FEATURE_DEVICES;
+inline constexpr std::uint64_t place_adaptive = MCP_FEATURE_PLACE_ADAPTIVE;
 } // namespace feature
 
 // Version of libmcp, e.g. "0.1.0".
@@ -120,6 +121,7 @@ enum class PlaceReason : std::uint32_t {
 	sticky = 3,		// placed less than stickiness_ms ago
 	unchanged = 4,		// no node qualified: left as it was
 	forced = 5,		// the caller named the node
+	runq_latency = 6,	// the rebalancer: it waited too long to run there
 };
 
 // Where the memory home node came from (enum mcp_place_home_source).
@@ -130,7 +132,8 @@ enum class HomeSource : std::uint32_t {
 	last_cpu = 3,		// the node of the CPU the task last ran on
 };
 
-// "memory-local", "nearest", "sticky", "unchanged", "forced", "none";
+// "memory-local", "nearest", "sticky", "unchanged", "forced",
+// "runq-latency", "none";
 // "unknown" for a value this library does not know.
 MCP_EXPORT const char *to_string(PlaceReason reason) noexcept;
 // "histogram", "numa-faults", "last-cpu", "none"; "unknown" otherwise.
@@ -142,6 +145,11 @@ struct PlaceOptions {
 	bool force = false;	// ignore stickiness
 	bool keep = false;	// the kernel's rebalancer re-evaluates the task
 	bool strict = false;	// no node qualifies: Error(EAGAIN), not "unchanged"
+	// With keep: the rebalancer also moves the task off a node where it
+	// waits to run longer than runq_threshold_us per run on average
+	// (0: the module's adaptive_runq_us knob).
+	bool adaptive = false;
+	unsigned runq_threshold_us = 0;
 	std::optional<unsigned> node;	// place on this node, no decision
 	// Pages of the target sampled for the histogram (at most this many).
 	unsigned sample_pages = 4096;
