@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -52,12 +54,11 @@ double against_ort(const std::string &model, const std::string &input,
 	std::system(("rm -rf " + tmp).c_str());
 
 	const mcp::GraphDef def = mcp::onnx::import(models + "/" + model, opts);
-	std::vector<std::vector<std::byte>> mem;
+	// Sized up front: the spans point into mem's elements.
+	std::vector<std::vector<std::byte>> mem(def.buffers.size());
 	std::vector<std::span<std::byte>> spans;
-	for (const auto &b : def.buffers)
-		mem.emplace_back(b.length);
-	for (auto &m : mem)
-		spans.emplace_back(m);
+	for (std::size_t i = 0; i < mem.size(); i++)
+		spans.emplace_back(mem[i] = std::vector<std::byte>(def.buffers[i].length));
 	const auto x = def.find_buffer("x"), y = def.find_buffer("y");
 	cr_assert(x && y, "%s: no buffer x or y", model.c_str());
 	mcp::npy::load_buffer(def, "x", models + "/" + input, mem[*x]);
@@ -222,4 +223,39 @@ Test(onnx_conv, validator_names_the_node_with_wrong_conv_dims_or_params)
 	cr_expect_eq(mcp::detail::run_op(MCP_GRAPH_OP_CONV, in, std::span(&out, 1), node.param, false), 0);
 	cr_expect_eq(mcp::detail::run_op(MCP_GRAPH_OP_CONV, in, std::span(&out, 1), wrong.nodes[0].param,
 					 false), -EINVAL);
+}
+
+// resnet.onnx with bytes flipped (1..4 of them, a seeded LCG) or cut short:
+// every import succeeds or throws mcp::Error naming the file; a crash
+// fails the test (Criterion runs it in its own process).
+Test(onnx_conv, mutated_resnet_never_crashes, .timeout = 120)
+{
+	std::ifstream f(models + "/resnet.onnx", std::ios::binary);
+	const std::string clean((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+	const std::string path = "/tmp/mcp-onnx-conv-fuzz-" + std::to_string(getpid()) + ".onnx";
+	std::uint64_t state = 29;
+	const auto rnd = [&state](std::uint64_t below) {
+		state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+		return (state >> 33) % below;
+	};
+	unsigned refused = 0, imported = 0;
+	for (int round = 0; round < 200; round++) {
+		std::string bytes = clean;
+		const std::uint64_t flips = 1 + rnd(4);
+		for (std::uint64_t k = 0; k < flips; k++)
+			bytes[rnd(bytes.size())] ^= static_cast<char>(1 + rnd(255));
+		if (round % 7 == 0)
+			bytes.resize(rnd(bytes.size()));
+		std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+		try {
+			mcp::onnx::import(path);
+			imported++;
+		} catch (const mcp::Error &e) {
+			refused++;
+			cr_expect(contains(e.what(), path), "%s", e.what());
+		}
+	}
+	unlink(path.c_str());
+	cr_log_info("mutated resnet: %u imported, %u refused", imported, refused);
+	cr_expect_gt(refused, 0u);
 }
