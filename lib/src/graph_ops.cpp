@@ -113,7 +113,22 @@ const std::string &blas_load_error() noexcept
 
 bool op_needs_blas(std::uint16_t op) noexcept
 {
-	return op == MCP_OP_MATMUL || op == MCP_OP_BMATMUL;
+	return op == MCP_OP_MATMUL || op == MCP_OP_BMATMUL || op == MCP_OP_CONV ||
+	       op == MCP_OP_CONV_TRANSPOSE;
+}
+
+bool blas_sgemm(bool trans_a, bool trans_b, std::uint32_t m, std::uint32_t n, std::uint32_t k,
+		float alpha, const float *a, std::uint32_t lda, const float *b, std::uint32_t ldb,
+		float beta, float *c, std::uint32_t ldc) noexcept
+{
+	if (!blas_available())
+		return false;
+	blas().sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+		     trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
+		     static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
+		     static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
+		     static_cast<blasint>(ldc));
+	return true;
 }
 
 namespace {
@@ -726,7 +741,7 @@ int run_op(std::uint16_t op, std::span<const OpTensor> in, std::span<const OpTen
 				return -EINVAL;
 			return op_gelu_erf(in, out[0]);
 		default:
-			return -EOPNOTSUPP;
+			return run_cnn_op(op, in, out[0], param);
 		}
 	} catch (const std::bad_alloc &) {
 		return -ENOMEM;

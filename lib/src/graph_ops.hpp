@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -54,6 +55,35 @@ bool blas_available() noexcept;
 const std::string &blas_load_error() noexcept;
 // True for the operators that compute through OpenBLAS.
 bool op_needs_blas(std::uint16_t op) noexcept;
+// Row-major cblas_sgemm through the loaded OpenBLAS; false (nothing done)
+// when it is not loaded.
+bool blas_sgemm(bool trans_a, bool trans_b, std::uint32_t m, std::uint32_t n, std::uint32_t k,
+		float alpha, const float *a, std::uint32_t lda, const float *b, std::uint32_t ldb,
+		float beta, float *c, std::uint32_t ldc) noexcept;
+
+// ---- the CNN operators (graph_ops_conv.cpp) ----
+
+// CONV, CONV_TRANSPOSE, MAXPOOL, AVGPOOL, GLOBAL_AVGPOOL, CHANNEL_AFFINE.
+bool is_cnn_op(std::uint16_t op) noexcept;
+// Why @in / @out / @param break the rules of CNN operator @op (their
+// dtypes, ranks, dims and parameters: <linux/mcp.h>), a sentence without
+// the node's name; none when they fit.  @param_error says whether it is
+// the parameters that are wrong.  The validator and the workers both ask
+// it (only dtype, rank and dims of the tensors are read).
+struct CnnRuleError {
+	bool param_error = false;
+	std::string what;
+};
+std::optional<CnnRuleError> cnn_rules(std::uint16_t op, std::span<const OpTensor> in,
+				      const OpTensor &out, std::span<const std::byte> param);
+// The output dims of CONV, CONV_TRANSPOSE, MAXPOOL or AVGPOOL @op for @in
+// and @param (the formulas of <linux/mcp.h>, cnn_rules() without an
+// output): @out is set to dense f32 [N][M][OH][OW].  Why not, or none.
+std::optional<CnnRuleError> cnn_output(std::uint16_t op, std::span<const OpTensor> in,
+				       std::span<const std::byte> param, OpTensor &out);
+// Runs CNN operator @op (run_op's contract); -EOPNOTSUPP for any other op.
+int run_cnn_op(std::uint16_t op, std::span<const OpTensor> in, const OpTensor &out,
+	       std::span<const std::byte> param) noexcept;
 
 } // namespace mcp::detail
 

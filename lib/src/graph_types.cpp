@@ -27,13 +27,16 @@ constexpr std::array<NamedValue<DType>, 4> dtype_names{{
 constexpr std::array<NamedValue<Layout>, 3> layout_names{{
 	{Layout::dense, "dense"}, {Layout::nhwc, "nhwc"}, {Layout::tiled16, "tiled16"},
 }};
-constexpr std::array<NamedValue<Op>, 20> op_names{{
+constexpr std::array<NamedValue<Op>, 26> op_names{{
 	{Op::nop, "nop"}, {Op::copy, "copy"}, {Op::tile16, "tile16"},
 	{Op::quant_i8, "quant_i8"}, {Op::dequant_i8, "dequant_i8"}, {Op::wnop, "wnop"},
 	{Op::matmul, "matmul"}, {Op::add, "add"}, {Op::relu, "relu"}, {Op::gelu, "gelu"},
 	{Op::softmax, "softmax"}, {Op::layernorm, "layernorm"}, {Op::matmul_i8, "matmul_i8"},
 	{Op::bmatmul, "bmatmul"}, {Op::badd, "badd"}, {Op::sub, "sub"}, {Op::mul, "mul"},
 	{Op::div, "div"}, {Op::transpose, "transpose"}, {Op::gelu_erf, "gelu_erf"},
+	{Op::conv, "conv"}, {Op::conv_transpose, "conv_transpose"}, {Op::maxpool, "maxpool"},
+	{Op::avgpool, "avgpool"}, {Op::global_avgpool, "global_avgpool"},
+	{Op::channel_affine, "channel_affine"},
 }};
 constexpr std::array<NamedValue<EngineClass>, 3> engine_names{{
 	{EngineClass::cpu, "cpu"}, {EngineClass::device, "device"}, {EngineClass::worker, "worker"},

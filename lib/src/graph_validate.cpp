@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "graph_internal.hpp"
+#include "graph_ops.hpp"
 
 namespace mcp {
 
@@ -80,7 +81,7 @@ bool known_layout(std::uint8_t l)
 bool known_op(std::uint16_t op)
 {
 	return (op >= MCP_OP_NOP && op <= MCP_OP_DEQUANT_I8) ||
-	       (op >= MCP_OP_WNOP && op <= MCP_OP_GELU_ERF);
+	       (op >= MCP_OP_WNOP && op <= MCP_OP_GELU_ERF) || detail::is_cnn_op(op);
 }
 
 std::optional<std::vector<std::uint32_t>> broadcast_dims(std::span<const std::uint32_t> a,
@@ -131,6 +132,7 @@ private:
 	std::optional<GraphError> node_param(std::uint32_t i);
 	std::optional<GraphError> node_shape(std::uint32_t i);
 	std::optional<GraphError> node_alias(std::uint32_t i);
+	std::optional<detail::CnnRuleError> cnn_rules(std::uint32_t i) const;
 	std::optional<GraphError> writers_and_cycles();
 
 	GraphError fail(GraphErrorReason r, GraphErrorKind k, std::uint32_t i,
@@ -452,7 +454,13 @@ std::optional<GraphError> Validator::node_arity(std::uint32_t i)
 		in_lo = in_hi = 2;
 		break;
 	case MCP_OP_LAYERNORM:
+	case MCP_OP_CHANNEL_AFFINE:
 		in_lo = in_hi = 3;
+		break;
+	case MCP_OP_CONV:
+	case MCP_OP_CONV_TRANSPOSE:
+		in_lo = 2;
+		in_hi = 3;
 		break;
 	default:
 		break;
@@ -525,6 +533,15 @@ std::optional<GraphError> Validator::node_param(std::uint32_t i)
 	case MCP_OP_TRANSPOSE:
 		// The permutation against the rank: node_shape().
 		return want_len(8, "8 (perm[8])");
+	case MCP_OP_CONV:
+	case MCP_OP_CONV_TRANSPOSE:
+	case MCP_OP_MAXPOOL:
+	case MCP_OP_AVGPOOL:
+	case MCP_OP_GLOBAL_AVGPOOL:
+	case MCP_OP_CHANNEL_AFFINE:
+		if (auto e = cnn_rules(i); e && e->param_error)
+			return fail(R::param, K, i, e->what);
+		return std::nullopt;
 	case MCP_OP_MATMUL_I8:
 		if (auto e = want_len(16, "16 (scale_a, zero_a, scale_b, zero_b)"))
 			return e;
@@ -572,6 +589,12 @@ std::optional<GraphError> Validator::node_shape(std::uint32_t i)
 		return std::nullopt;
 	};
 
+	if (detail::is_cnn_op(n.op)) {
+		// Parameters first (node_param()): what is left is shapes.
+		if (auto e = cnn_rules(i))
+			return fail(e->param_error ? R::param : R::shape, K, i, e->what);
+		return std::nullopt;
+	}
 	switch (n.op) {
 	case MCP_OP_COPY: {
 		const auto a = tensor_bytes(in(n, 0)), b = tensor_bytes(out(n, 0));
@@ -767,6 +790,25 @@ std::optional<GraphError> Validator::node_shape(std::uint32_t i)
 	default:
 		return std::nullopt;
 	}
+}
+
+// The CNN operators' rules (graph_ops_conv.cpp) on node @i's tensors.
+std::optional<detail::CnnRuleError> Validator::cnn_rules(std::uint32_t i) const
+{
+	const auto &n = g_.nodes[i];
+	const auto view = [](const struct mcp_graph_tensor &t) {
+		detail::OpTensor o;
+		o.dtype = t.dtype;
+		o.rank = t.rank;
+		o.layout = t.layout;
+		std::copy(t.dims, t.dims + MCP_GRAPH_MAX_RANK, o.dims);
+		return o;
+	};
+	std::vector<detail::OpTensor> ins;
+	for (unsigned k = 0; k < n.n_inputs; k++)
+		ins.push_back(view(in(n, k)));
+	return detail::cnn_rules(n.op, ins, view(out(n, 0)),
+				 blob_bytes(g_, n.param_offset, n.param_len));
 }
 
 std::optional<GraphError> Validator::node_alias(std::uint32_t i)

@@ -25,6 +25,7 @@
 #include <mcp/onnx.hpp>
 
 #include "graph_internal.hpp"
+#include "graph_ops.hpp"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wshadow"
@@ -108,6 +109,14 @@ private:
 	void map_node(std::size_t i);
 	bool fuse_layernorm(std::size_t i);
 	bool fuse_gelu(std::size_t i);
+	// The CNN operators (onnx_import_conv.inc).
+	bool map_cnn(const NodeProto &n);
+	std::optional<std::string> window_attrs(const NodeProto &n, const Dims &kernel,
+						struct Window &w) const;
+	std::string fuse_activation(const std::string &v, struct mcp_graph_conv &p);
+	bool bn_affine(const NodeProto &bn, std::int64_t c, std::vector<double> &scale,
+		       std::vector<double> &shift);
+	std::string add_const(const std::string &name, Dims dims, std::vector<double> data);
 	GraphDef build(ImportStats *stats);
 
 	std::string node_name(const NodeProto &n) const
@@ -771,6 +780,8 @@ bool Importer::fuse_gelu(std::size_t i)
 	return true;
 }
 
+#include "onnx_import_conv.inc"
+
 void Importer::map_nodes()
 {
 	// Fusions first, at their head node; they need the value table, so
@@ -844,6 +855,8 @@ void Importer::map_node(std::size_t i)
 			define(o, {});
 	};
 
+	if (map_cnn(n))
+		return;
 	if (op == "Relu" || op == "Softmax") {
 		if (op == "Softmax") {
 			const std::int64_t def = opset_ >= 13 ? -1 : 1;

@@ -728,7 +728,8 @@ MCP_GC(valid_scalar)
 
 MCP_GC(op_zero) { mcp_graph_case_base(g); g->nodes[1].op = 0; }
 MCP_GC(op_unknown) { mcp_graph_case_base(g); g->nodes[1].op = 6; }
-MCP_GC(op_past_last) { mcp_graph_case_base(g); g->nodes[1].op = 79; }
+/* Far past the last worker op libmcp knows (it grows). */
+MCP_GC(op_past_last) { mcp_graph_case_base(g); g->nodes[1].op = 1000; }
 MCP_GC(op_flags) { mcp_graph_case_base(g); g->nodes[0].flags = 2; }
 MCP_GC(op_reserved) { mcp_graph_case_base(g); g->nodes[1].reserved = 1; }
 /* OP comes before ENGINE and ARITY within a node. */

@@ -16,6 +16,16 @@ Debian's python3-onnx (1.12, opset <= 17) and python3-numpy.  Run with
   consts.onnx     opset 13: Constant value_floats / value_float / value_ints
                   feeding Mul, Sub and a Reshape
   x_mlp.npy, x_bert.npy, x_small.npy  the inputs
+  resnet.onnx     opset 13: a ResNet-style CNN, dynamic batch "N": conv-bn-relu
+                  stem, MaxPool, two basic blocks with residual Add (the second
+                  strided, with a 1x1 downsample conv), GlobalAveragePool,
+                  Flatten, Gemm; x_resnet.npy [2, 3, 32, 32]
+  cnn_*.onnx      opset 13: one CNN operator each (CNN_CASES: Conv groups,
+                  depthwise, dilations, strides, pads, auto_pad; pools with
+                  ceil_mode and count_include_pad; ConvTranspose; BN), input
+                  x_cnn_*.npy
+  cnnbad_*.onnx   Conv refusals: channels against groups, a weight that is
+                  a graph input, a kernel larger than the padded input
 """
 import os
 import sys
@@ -196,6 +206,162 @@ def consts(out):
          os.path.join(out, "consts.onnx"))
 
 
+def rand(rng, *shape, s=1.0):
+    return (rng.standard_normal(shape) * s).astype(np.float32)
+
+
+def bn_params(rng, p, c):
+    return [const(p + "_s", 1 + rand(rng, c, s=0.2)), const(p + "_b", rand(rng, c, s=0.1)),
+            const(p + "_m", rand(rng, c, s=0.1)),
+            const(p + "_v", rng.uniform(0.5, 1.5, c).astype(np.float32))]
+
+
+def resnet(out):
+    rng = np.random.default_rng(5)
+    nodes, inits = [], []
+
+    def conv_bn(x, p, cin, cout, k, stride, relu):
+        inits.append(const(p + "_w", rand(rng, cout, cin, k, k, s=np.sqrt(2.0 / (cin * k * k)))))
+        inits.extend(bn_params(rng, p + "_bn", cout))
+        pad = k // 2
+        nodes.append(helper.make_node("Conv", [x, p + "_w"], [p + "_c"], name=p,
+                                      kernel_shape=[k, k], strides=[stride, stride],
+                                      pads=[pad] * 4))
+        nodes.append(helper.make_node(
+            "BatchNormalization", [p + "_c", p + "_bn_s", p + "_bn_b", p + "_bn_m", p + "_bn_v"],
+            [p + "_n"], epsilon=1e-5, name=p + "_bn"))
+        if not relu:
+            return p + "_n"
+        nodes.append(helper.make_node("Relu", [p + "_n"], [p + "_r"], name=p + "_relu"))
+        return p + "_r"
+
+    def block(x, p, cin, cout, stride):
+        h = conv_bn(x, p + "_a", cin, cout, 3, stride, True)
+        h = conv_bn(h, p + "_b", cout, cout, 3, 1, False)
+        short = x if stride == 1 and cin == cout else conv_bn(x, p + "_down", cin, cout, 1,
+                                                               stride, False)
+        nodes.append(helper.make_node("Add", [h, short], [p + "_sum"], name=p + "_add"))
+        nodes.append(helper.make_node("Relu", [p + "_sum"], [p + "_out"], name=p + "_relu"))
+        return p + "_out"
+
+    h = conv_bn("x", "stem", 3, 8, 3, 1, True)
+    nodes.append(helper.make_node("MaxPool", [h], ["pool"], kernel_shape=[3, 3], strides=[2, 2],
+                                  pads=[1, 1, 1, 1], name="maxpool"))
+    h = block("pool", "block1", 8, 8, 1)
+    h = block(h, "block2", 8, 16, 2)
+    nodes += [
+        helper.make_node("GlobalAveragePool", [h], ["gap"], name="gap"),
+        helper.make_node("Flatten", ["gap"], ["flat"], axis=1, name="flatten"),
+        helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["y"], transB=1, name="fc"),
+    ]
+    inits += [const("fc_w", rand(rng, 10, 16, s=0.3)), const("fc_b", rand(rng, 10, s=0.1))]
+    g = helper.make_graph(
+        nodes, "resnet",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 32, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])], inits)
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "resnet.onnx"))
+    np.save(os.path.join(out, "x_resnet.npy"), rand(rng, 2, 3, 32, 32))
+
+
+# name: (x dims, op, attributes, weight dims or None, bias, what follows)
+CNN_CASES = {
+    "conv_pads": ([1, 3, 7, 9], "Conv", dict(pads=[1, 0, 2, 1]), [4, 3, 3, 3], True, None),
+    "conv_group2_dil2": ([2, 4, 9, 7], "Conv", dict(group=2, dilations=[2, 2], pads=[2, 1, 2, 1]),
+                         [6, 2, 3, 3], False, None),
+    "conv_dw_s2_relu6": ([1, 6, 9, 7], "Conv", dict(group=6, strides=[2, 2], pads=[1, 1, 1, 1]),
+                         [6, 1, 3, 3], True, "Clip"),
+    "conv_dw_mult2_valid": ([1, 3, 7, 9], "Conv", dict(group=3, strides=[2, 1], auto_pad="VALID"),
+                            [6, 1, 3, 3], True, None),
+    "conv_same_upper_relu": ([1, 3, 7, 9], "Conv", dict(strides=[2, 2], auto_pad="SAME_UPPER"),
+                             [5, 3, 4, 4], True, "Relu"),
+    "conv_same_lower": ([1, 3, 7, 9], "Conv", dict(strides=[2, 3], auto_pad="SAME_LOWER"),
+                        [5, 3, 3, 2], False, None),
+    "conv_1x1_bn": ([2, 5, 7, 9], "Conv", {}, [3, 5, 1, 1], True, "BatchNormalization"),
+    "maxpool_ceil": ([1, 3, 7, 9], "MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2],
+                                                  pads=[1, 0, 0, 1], ceil_mode=1), None, False, None),
+    "maxpool_dil2": ([2, 2, 9, 7], "MaxPool", dict(kernel_shape=[2, 3], dilations=[2, 2],
+                                                  pads=[1, 1, 1, 1]), None, False, None),
+    "maxpool_same": ([1, 3, 7, 9], "MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2],
+                                                  auto_pad="SAME_LOWER"), None, False, None),
+    "avgpool_ceil_incl": ([1, 3, 7, 9], "AveragePool",
+                          dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1,
+                               count_include_pad=1), None, False, None),
+    "avgpool_ceil_excl": ([1, 3, 7, 9], "AveragePool",
+                          dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1),
+                          None, False, None),
+    # ceil_mode where the last window would start in the bottom/right pad
+    # (dropped): 4x7 -> 2x3.
+    "maxpool_ceil_drop": ([1, 2, 4, 7], "MaxPool", dict(kernel_shape=[2, 2], strides=[3, 3],
+                                                       pads=[1, 1, 1, 1], ceil_mode=1),
+                          None, False, None),
+    "avgpool_ceil_drop_incl": ([1, 2, 4, 7], "AveragePool",
+                               dict(kernel_shape=[2, 2], strides=[3, 3], pads=[1, 1, 1, 1],
+                                    ceil_mode=1, count_include_pad=1), None, False, None),
+    "avgpool_asym": ([2, 3, 9, 7], "AveragePool",
+                     dict(kernel_shape=[3, 2], strides=[2, 2], pads=[1, 0, 1, 1],
+                          count_include_pad=1), None, False, None),
+    "avgpool_same": ([1, 3, 7, 9], "AveragePool", dict(kernel_shape=[3, 3], strides=[2, 2],
+                                                      auto_pad="SAME_UPPER"), None, False, None),
+    "gap": ([2, 5, 7, 9], "GlobalAveragePool", {}, None, False, None),
+    "bn": ([2, 5, 7, 9], "BatchNormalization", dict(epsilon=1e-3), None, False, None),
+    "convt_s2": ([1, 4, 5, 7], "ConvTranspose", dict(strides=[2, 2], pads=[1, 1, 1, 1],
+                                                    output_padding=[1, 1]),
+                 [4, 3, 3, 3], True, None),
+    "convt_group2_dil2": ([1, 4, 7, 9], "ConvTranspose", dict(group=2, dilations=[2, 2],
+                                                             pads=[1, 2, 0, 1]),
+                          [4, 2, 3, 3], False, None),
+}
+
+
+def cnn_ops(out):
+    rng = np.random.default_rng(7)
+    for name, (xd, op, attrs, wd, bias, after) in sorted(CNN_CASES.items()):
+        inits, ins = [], ["x"]
+        if wd:
+            inits.append(const("w", rand(rng, *wd, s=0.3)))
+            ins.append("w")
+            if bias:
+                m = wd[0] if op == "Conv" else wd[1] * attrs.get("group", 1)
+                inits.append(const("b", rand(rng, m, s=0.1)))
+                ins.append("b")
+        if op == "BatchNormalization":
+            inits.extend(bn_params(rng, "bn", xd[1]))
+            ins += ["bn_s", "bn_b", "bn_m", "bn_v"]
+        nodes = [helper.make_node(op, ins, ["h" if after else "y"], name=name, **attrs)]
+        if after == "Relu":
+            nodes.append(helper.make_node("Relu", ["h"], ["y"], name="relu"))
+        elif after == "Clip":
+            inits += [const("lo", np.array(0, np.float32)), const("hi", np.array(6, np.float32))]
+            nodes.append(helper.make_node("Clip", ["h", "lo", "hi"], ["y"], name="relu6"))
+        elif after == "BatchNormalization":
+            inits.extend(bn_params(rng, "bn", wd[0]))
+            nodes.append(helper.make_node("BatchNormalization", ["h", "bn_s", "bn_b", "bn_m",
+                                                                 "bn_v"], ["y"], name="bn"))
+        g = helper.make_graph(nodes, name,
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, xd)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["o0", "o1", "o2", "o3"])],
+                              inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+        m = onnx.shape_inference.infer_shapes(m, strict_mode=True)
+        save(m, os.path.join(out, "cnn_%s.onnx" % name))
+        np.save(os.path.join(out, "x_cnn_%s.npy" % name), rand(rng, *xd))
+
+    def bad_conv(name, xd, wd, group=1, weight_input=False):
+        w = helper.make_tensor_value_info("w", TensorProto.FLOAT, wd)
+        g = helper.make_graph(
+            [helper.make_node("Conv", ["x", "w"], ["y"], group=group, name="conv")], name,
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, xd)] + ([w] if weight_input else []),
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["o0", "o1", "o2", "o3"])],
+            [] if weight_input else [const("w", rand(rng, *wd))])
+        save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+             os.path.join(out, "cnnbad_%s.onnx" % name))
+
+    bad_conv("channels", [1, 4, 7, 9], [6, 3, 3, 3], group=2)
+    bad_conv("weight_input", [1, 3, 7, 9], [4, 3, 3, 3], weight_input=True)
+    bad_conv("kernel", [1, 3, 4, 4], [2, 3, 5, 7])
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
@@ -204,6 +370,8 @@ def main():
     bert(out, 17)
     bad(out)
     consts(out)
+    resnet(out)
+    cnn_ops(out)
     rng = np.random.default_rng(42)
     np.save(os.path.join(out, "x_mlp.npy"), rng.standard_normal((3, 16)).astype(np.float32))
     np.save(os.path.join(out, "x_bert.npy"), rng.standard_normal((1, S, D)).astype(np.float32))

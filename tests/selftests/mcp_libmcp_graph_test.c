@@ -713,6 +713,7 @@ TEST_F(graph, imported_onnx_models_run_through_the_kernel_like_inline)
 	import_runs_like_inline(_metadata, self->rt, "mlp.onnx");
 	import_runs_like_inline(_metadata, self->rt, "bert14.onnx");
 	import_runs_like_inline(_metadata, self->rt, "bert17.onnx");
+	import_runs_like_inline(_metadata, self->rt, "resnet.onnx");
 }
 
 /* in -> COPY on the device's DMA engine -> staged -> RELU (worker) -> out */

@@ -359,6 +359,7 @@ TEST_F(mcpctl, graph_run_npy_through_the_kernel_saves_what_inline_does)
 	run_npy_like_inline(_metadata, "mlp.onnx", "x_mlp.npy");
 	run_npy_like_inline(_metadata, "bert14.onnx", "x_bert.npy");
 	run_npy_like_inline(_metadata, "consts.onnx", "x_small.npy");
+	run_npy_like_inline(_metadata, "resnet.onnx", "x_resnet.npy");
 	/* The wrong input: one error naming the file, nothing written. */
 	EXPECT_EQ(1, MCP_MCPCTL(out, "graph", "run", "/opt/mcp/onnx/bert14.onnx", "--input",
 				"x=/opt/mcp/onnx/x_small.npy", "--save-outputs", "/tmp/npy-bad"));

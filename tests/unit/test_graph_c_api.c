@@ -164,9 +164,9 @@ Test(graph_c_api, json_and_demo)
 	cr_expect_eq(mcp_graph_predecessors(demo, 0, succ, 64, &count), 0);
 	cr_expect_eq(count, 0);
 
-	const char *conv = "{\"buffers\":[],\"tensors\":[],\"nodes\":[{\"op\":\"conv\"}]}";
+	const char *conv = "{\"buffers\":[],\"tensors\":[],\"nodes\":[{\"op\":\"conv3d\"}]}";
 	cr_expect_eq(mcp_graph_from_json(conv, strlen(conv), &back, &err), -EINVAL);
-	cr_expect_str_eq(mcp_strerror_last(), "nodes[0].op: unknown operator 'conv'");
+	cr_expect_str_eq(mcp_strerror_last(), "nodes[0].op: unknown operator 'conv3d'");
 	cr_expect_eq(err.reason, MCP_GRAPH_ERROR_NONE);
 
 	struct mcp_graph_demo_opts bad = { .size = sizeof(bad), .heads = 3 };

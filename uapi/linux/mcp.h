@@ -1064,6 +1064,31 @@ struct mcp_graph_tensor {
  *   TRANSPOSE	F32: out0 = in0 with its dims permuted; param 8 bytes,
  *		perm[k] (u8) for k < rank, the rest 0
  *   GELU_ERF	F32: out0 = x / 2 * (1 + erf(x / sqrt(2)))
+ * CNN operators (libmcp's rules too), F32, NCHW, param as named:
+ *   CONV	in0 X [N][C][H][W], in1 W [M][C/groups][KH][KW], in2 bias
+ *		[M] optional -> out0 [N][M][OH][OW], param struct
+ *		mcp_graph_conv: OH = (H + pad_top + pad_bottom -
+ *		dilation_h * (KH - 1) - 1) / stride_h + 1 (floor; OW alike),
+ *		>= 1; C and M multiples of groups; then the activation
+ *		(MCP_CONV_ACT_*; CLIP clamps to [clip_min, clip_max]);
+ *		out_pad_h/w must be 0
+ *   CONV_TRANSPOSE  in0 X [N][C][H][W], in1 W [C][M/groups][KH][KW], in2
+ *		bias [M] optional -> out0 [N][M][OH][OW], param struct
+ *		mcp_graph_conv: OH = stride_h * (H - 1) + out_pad_h +
+ *		dilation_h * (KH - 1) + 1 - pad_top - pad_bottom (OW
+ *		alike), >= 1; out_pad_h < stride_h or dilation_h
+ *   MAXPOOL	in0 [N][C][H][W] -> out0 [N][C][OH][OW], param struct
+ *		mcp_graph_pool: the largest element of each window (padding
+ *		never wins); OH as CONV's, rounded up with MCP_POOL_CEIL
+ *		(a window must then start inside the input or the top pad)
+ *   AVGPOOL	as MAXPOOL, the mean of each window: over its elements
+ *		inside the input, or with MCP_POOL_COUNT_PAD over the
+ *		window clipped to the padded input; dilations 1
+ *   GLOBAL_AVGPOOL  in0 [N][C][..] -> out0 [N][C][1].., the mean over
+ *		all dims after the first two; no param
+ *   CHANNEL_AFFINE  in0 [N][C][..], in1 scale [C], in2 shift [C] ->
+ *		out0 = in0 * scale[c] + shift[c] (a BatchNormalization that
+ *		was not folded); same dims; no param
  */
 enum mcp_graph_op {
 	MCP_OP_NOP = 1,
@@ -1086,6 +1111,12 @@ enum mcp_graph_op {
 	MCP_OP_DIV = 76,
 	MCP_OP_TRANSPOSE = 77,
 	MCP_OP_GELU_ERF = 78,
+	MCP_OP_CONV = 79,
+	MCP_OP_CONV_TRANSPOSE = 80,
+	MCP_OP_MAXPOOL = 81,
+	MCP_OP_AVGPOOL = 82,
+	MCP_OP_GLOBAL_AVGPOOL = 83,
+	MCP_OP_CHANNEL_AFFINE = 84,
 };
 
 /* Parameters, in the blob; floats as IEEE-754 binary32 bit patterns. */
@@ -1101,6 +1132,60 @@ struct mcp_graph_quant {
 struct mcp_graph_matmul {
 	__u32 flags;		/* MCP_MATMUL_* */
 	__u32 alpha;		/* f32; a node without parameters has 1.0 */
+};
+
+/* mcp_graph_conv.activation: applied to CONV's output */
+enum mcp_conv_act {
+	MCP_CONV_ACT_NONE = 0,
+	MCP_CONV_ACT_RELU = 1,
+	MCP_CONV_ACT_CLIP = 2,	/* clamp to [clip_min, clip_max] */
+};
+
+/*
+ * CONV and CONV_TRANSPOSE: every field of kernel, stride, dilation and
+ * groups >= 1 and the kernel dims equal in1's; pads are explicit (ONNX's
+ * auto_pad is resolved at import).  64 bytes.
+ */
+struct mcp_graph_conv {
+	__u32 kernel_h;
+	__u32 kernel_w;
+	__u32 stride_h;
+	__u32 stride_w;
+	__u32 dilation_h;
+	__u32 dilation_w;
+	__u32 pad_top;
+	__u32 pad_left;
+	__u32 pad_bottom;
+	__u32 pad_right;
+	__u32 groups;
+	__u32 activation;	/* enum mcp_conv_act */
+	__u32 clip_min;		/* f32, CLIP only (else 0): <= clip_max */
+	__u32 clip_max;		/* f32 */
+	__u32 out_pad_h;	/* CONV_TRANSPOSE's output_padding; CONV: 0 */
+	__u32 out_pad_w;
+};
+
+#define MCP_POOL_CEIL		(1U << 0)	/* ceil_mode */
+#define MCP_POOL_COUNT_PAD	(1U << 1)	/* AVGPOOL's count_include_pad */
+#define MCP_POOL_FLAGS		(MCP_POOL_CEIL | MCP_POOL_COUNT_PAD)
+
+/*
+ * MAXPOOL, AVGPOOL: kernel, stride and dilation >= 1, every pad smaller
+ * than the dilated kernel.  48 bytes.
+ */
+struct mcp_graph_pool {
+	__u32 kernel_h;
+	__u32 kernel_w;
+	__u32 stride_h;
+	__u32 stride_w;
+	__u32 dilation_h;
+	__u32 dilation_w;
+	__u32 pad_top;
+	__u32 pad_left;
+	__u32 pad_bottom;
+	__u32 pad_right;
+	__u32 flags;		/* MCP_POOL_* */
+	__u32 reserved;		/* 0 */
 };
 
 struct mcp_graph_norm {

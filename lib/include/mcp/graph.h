@@ -75,6 +75,12 @@ extern "C" {
 #define MCP_GRAPH_OP_DIV	76
 #define MCP_GRAPH_OP_TRANSPOSE	77	/* param struct mcp_graph_transpose_param */
 #define MCP_GRAPH_OP_GELU_ERF	78	/* exact gelu (erf) */
+#define MCP_GRAPH_OP_CONV	79	/* 2-D NCHW, struct mcp_graph_conv */
+#define MCP_GRAPH_OP_CONV_TRANSPOSE	80	/* struct mcp_graph_conv */
+#define MCP_GRAPH_OP_MAXPOOL	81	/* struct mcp_graph_pool */
+#define MCP_GRAPH_OP_AVGPOOL	82	/* struct mcp_graph_pool */
+#define MCP_GRAPH_OP_GLOBAL_AVGPOOL	83
+#define MCP_GRAPH_OP_CHANNEL_AFFINE	84	/* x * scale[c] + shift[c] */
 
 /* Engine classes (the kernel's enum mcp_graph_engine). */
 #define MCP_GRAPH_CLASS_CPU	0	/* the kernel's cpu engine */

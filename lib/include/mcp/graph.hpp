@@ -35,7 +35,8 @@ enum class Op : std::uint16_t {
 	nop = 1, copy = 2, tile16 = 3, quant_i8 = 4, dequant_i8 = 5,
 	wnop = 64, matmul = 65, add = 66, relu = 67, gelu = 68, softmax = 69,
 	layernorm = 70, matmul_i8 = 71, bmatmul = 72, badd = 73, sub = 74, mul = 75,
-	div = 76, transpose = 77, gelu_erf = 78,
+	div = 76, transpose = 77, gelu_erf = 78, conv = 79, conv_transpose = 80, maxpool = 81,
+	avgpool = 82, global_avgpool = 83, channel_affine = 84,
 };
 enum class EngineClass : std::uint8_t { cpu = 0, device = 1, worker = 2 };
 
@@ -59,7 +60,8 @@ MCP_EXPORT std::size_t dtype_size(DType dtype) noexcept;
 // Names (JSON, mcpctl): "f32" "i8" "u8" "i32"; "dense" "nhwc" "tiled16";
 // "nop" "copy" "tile16" "quant_i8" "dequant_i8" "wnop" "matmul" "add"
 // "relu" "gelu" "softmax" "layernorm" "matmul_i8" "bmatmul" "badd" "sub"
-// "mul" "div" "transpose" "gelu_erf"; "cpu" "device" "worker".  "unknown" for values outside the enums.
+// "mul" "div" "transpose" "gelu_erf" "conv" "conv_transpose" "maxpool"
+// "avgpool" "global_avgpool" "channel_affine"; "cpu" "device" "worker".  "unknown" for values outside the enums.
 MCP_EXPORT const char *to_string(DType dtype) noexcept;
 MCP_EXPORT const char *to_string(Layout layout) noexcept;
 MCP_EXPORT const char *to_string(Op op) noexcept;
