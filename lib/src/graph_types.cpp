@@ -27,13 +27,16 @@ constexpr std::array<NamedValue<DType>, 4> dtype_names{{
 constexpr std::array<NamedValue<Layout>, 3> layout_names{{
 	{Layout::dense, "dense"}, {Layout::nhwc, "nhwc"}, {Layout::tiled16, "tiled16"},
 }};
-constexpr std::array<NamedValue<Op>, 20> op_names{{
+constexpr std::array<NamedValue<Op>, 29> op_names{{
 	{Op::nop, "nop"}, {Op::copy, "copy"}, {Op::tile16, "tile16"},
 	{Op::quant_i8, "quant_i8"}, {Op::dequant_i8, "dequant_i8"}, {Op::wnop, "wnop"},
 	{Op::matmul, "matmul"}, {Op::add, "add"}, {Op::relu, "relu"}, {Op::gelu, "gelu"},
 	{Op::softmax, "softmax"}, {Op::layernorm, "layernorm"}, {Op::matmul_i8, "matmul_i8"},
 	{Op::bmatmul, "bmatmul"}, {Op::badd, "badd"}, {Op::sub, "sub"}, {Op::mul, "mul"},
 	{Op::div, "div"}, {Op::transpose, "transpose"}, {Op::gelu_erf, "gelu_erf"},
+	{Op::unary, "unary"}, {Op::pow, "pow"}, {Op::softmax_axis, "softmax_axis"},
+	{Op::reduce, "reduce"}, {Op::concat, "concat"}, {Op::slice, "slice"},
+	{Op::gather, "gather"}, {Op::where, "where"}, {Op::cast, "cast"},
 }};
 constexpr std::array<NamedValue<EngineClass>, 3> engine_names{{
 	{EngineClass::cpu, "cpu"}, {EngineClass::device, "device"}, {EngineClass::worker, "worker"},

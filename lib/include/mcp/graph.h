@@ -75,6 +75,15 @@ extern "C" {
 #define MCP_GRAPH_OP_DIV	76
 #define MCP_GRAPH_OP_TRANSPOSE	77	/* param struct mcp_graph_transpose_param */
 #define MCP_GRAPH_OP_GELU_ERF	78	/* exact gelu (erf) */
+#define MCP_GRAPH_OP_UNARY	90	/* param struct mcp_graph_unary */
+#define MCP_GRAPH_OP_POW	91	/* numpy broadcasting */
+#define MCP_GRAPH_OP_SOFTMAX_AXIS 92	/* param struct mcp_graph_axis */
+#define MCP_GRAPH_OP_REDUCE	93	/* param struct mcp_graph_reduce */
+#define MCP_GRAPH_OP_CONCAT	94	/* param struct mcp_graph_axis */
+#define MCP_GRAPH_OP_SLICE	95	/* param struct mcp_graph_slice */
+#define MCP_GRAPH_OP_GATHER	96	/* param struct mcp_graph_axis */
+#define MCP_GRAPH_OP_WHERE	97	/* numpy broadcasting */
+#define MCP_GRAPH_OP_CAST	98	/* param struct mcp_graph_cast */
 
 /* Engine classes (the kernel's enum mcp_graph_engine). */
 #define MCP_GRAPH_CLASS_CPU	0	/* the kernel's cpu engine */

@@ -36,6 +36,8 @@ enum class Op : std::uint16_t {
 	wnop = 64, matmul = 65, add = 66, relu = 67, gelu = 68, softmax = 69,
 	layernorm = 70, matmul_i8 = 71, bmatmul = 72, badd = 73, sub = 74, mul = 75,
 	div = 76, transpose = 77, gelu_erf = 78,
+	unary = 90, pow = 91, softmax_axis = 92, reduce = 93, concat = 94, slice = 95,
+	gather = 96, where = 97, cast = 98,
 };
 enum class EngineClass : std::uint8_t { cpu = 0, device = 1, worker = 2 };
 
@@ -59,7 +61,8 @@ MCP_EXPORT std::size_t dtype_size(DType dtype) noexcept;
 // Names (JSON, mcpctl): "f32" "i8" "u8" "i32"; "dense" "nhwc" "tiled16";
 // "nop" "copy" "tile16" "quant_i8" "dequant_i8" "wnop" "matmul" "add"
 // "relu" "gelu" "softmax" "layernorm" "matmul_i8" "bmatmul" "badd" "sub"
-// "mul" "div" "transpose" "gelu_erf"; "cpu" "device" "worker".  "unknown" for values outside the enums.
+// "mul" "div" "transpose" "gelu_erf" "unary" "pow" "softmax_axis" "reduce"
+// "concat" "slice" "gather" "where" "cast"; "cpu" "device" "worker".  "unknown" for values outside the enums.
 MCP_EXPORT const char *to_string(DType dtype) noexcept;
 MCP_EXPORT const char *to_string(Layout layout) noexcept;
 MCP_EXPORT const char *to_string(Op op) noexcept;
