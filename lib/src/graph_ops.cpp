@@ -16,6 +16,7 @@
 #include <dlfcn.h>
 
 #include "graph_ops.hpp"
+#include "graph_ops_elementwise.hpp"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wshadow"
@@ -467,22 +468,7 @@ int op_tile16(std::span<const OpTensor> in, const OpTensor &out)
 // broadcast to @out.
 bool broadcast_strides(const OpTensor &in, const OpTensor &out, std::uint64_t *strides) noexcept
 {
-	if (in.rank > out.rank)
-		return false;
-	std::uint64_t stride = 1;
-	for (int k = out.rank - 1; k >= 0; k--) {
-		const int ki = k - (out.rank - in.rank);
-		if (ki < 0) {
-			strides[k] = 0;
-			continue;
-		}
-		const std::uint32_t d = in.dims[ki];
-		if (d != out.dims[k] && d != 1)
-			return false;
-		strides[k] = d == 1 ? 0 : stride;
-		stride *= d;
-	}
-	return true;
+	return ew::bcast_strides(ew::shape_of(in), ew::shape_of(out), strides);
 }
 
 // Calls @f(out_index, in_offsets...) for every element of @out in order,
@@ -491,22 +477,7 @@ template <std::size_t N, typename F>
 void for_each_broadcast(const OpTensor &out, const std::uint64_t (&strides)[N][MCP_GRAPH_MAX_RANK],
 			F f)
 {
-	std::uint64_t idx[MCP_GRAPH_MAX_RANK] = {}, off[N] = {};
-	const std::uint64_t total = tensor_elements(out);
-
-	for (std::uint64_t i = 0; i < total; i++) {
-		f(i, off);
-		for (int k = out.rank - 1; k >= 0; k--) {
-			idx[k]++;
-			for (std::size_t j = 0; j < N; j++)
-				off[j] += strides[j][k];
-			if (idx[k] < out.dims[k])
-				break;
-			for (std::size_t j = 0; j < N; j++)
-				off[j] -= strides[j][k] * idx[k];
-			idx[k] = 0;
-		}
-	}
+	ew::walk(ew::shape_of(out), strides, f);
 }
 
 // BADD, SUB, MUL, DIV: numpy broadcasting of both inputs to out0's dims.
@@ -741,7 +712,11 @@ int run_op(std::uint16_t op, std::span<const OpTensor> in, std::span<const OpTen
 				return -EINVAL;
 			return op_gelu_erf(in, out[0]);
 		default:
-			return run_cnn_op(op, in, out[0], param);
+			if (is_cnn_op(op))
+				return run_cnn_op(op, in, out[0], param);
+			if (ew::known(op))
+				return ew::run(op, in, out[0], param);
+			return -EOPNOTSUPP;
 		}
 	} catch (const std::bad_alloc &) {
 		return -ENOMEM;

@@ -27,7 +27,7 @@ constexpr std::array<NamedValue<DType>, 4> dtype_names{{
 constexpr std::array<NamedValue<Layout>, 3> layout_names{{
 	{Layout::dense, "dense"}, {Layout::nhwc, "nhwc"}, {Layout::tiled16, "tiled16"},
 }};
-constexpr std::array<NamedValue<Op>, 26> op_names{{
+constexpr std::array<NamedValue<Op>, 35> op_names{{
 	{Op::nop, "nop"}, {Op::copy, "copy"}, {Op::tile16, "tile16"},
 	{Op::quant_i8, "quant_i8"}, {Op::dequant_i8, "dequant_i8"}, {Op::wnop, "wnop"},
 	{Op::matmul, "matmul"}, {Op::add, "add"}, {Op::relu, "relu"}, {Op::gelu, "gelu"},
@@ -37,6 +37,9 @@ constexpr std::array<NamedValue<Op>, 26> op_names{{
 	{Op::conv, "conv"}, {Op::conv_transpose, "conv_transpose"}, {Op::maxpool, "maxpool"},
 	{Op::avgpool, "avgpool"}, {Op::global_avgpool, "global_avgpool"},
 	{Op::channel_affine, "channel_affine"},
+	{Op::unary, "unary"}, {Op::pow, "pow"}, {Op::softmax_axis, "softmax_axis"},
+	{Op::reduce, "reduce"}, {Op::concat, "concat"}, {Op::slice, "slice"},
+	{Op::gather, "gather"}, {Op::where, "where"}, {Op::cast, "cast"},
 }};
 constexpr std::array<NamedValue<EngineClass>, 3> engine_names{{
 	{EngineClass::cpu, "cpu"}, {EngineClass::device, "device"}, {EngineClass::worker, "worker"},

@@ -11,6 +11,7 @@
 
 #include "graph_internal.hpp"
 #include "graph_ops.hpp"
+#include "graph_ops_elementwise.hpp"
 
 namespace mcp {
 
@@ -81,7 +82,8 @@ bool known_layout(std::uint8_t l)
 bool known_op(std::uint16_t op)
 {
 	return (op >= MCP_OP_NOP && op <= MCP_OP_DEQUANT_I8) ||
-	       (op >= MCP_OP_WNOP && op <= MCP_OP_GELU_ERF) || detail::is_cnn_op(op);
+	       (op >= MCP_OP_WNOP && op <= MCP_OP_GELU_ERF) || detail::is_cnn_op(op) ||
+	       detail::ew::known(op);
 }
 
 std::optional<std::vector<std::uint32_t>> broadcast_dims(std::span<const std::uint32_t> a,
@@ -133,6 +135,7 @@ private:
 	std::optional<GraphError> node_shape(std::uint32_t i);
 	std::optional<GraphError> node_alias(std::uint32_t i);
 	std::optional<detail::CnnRuleError> cnn_rules(std::uint32_t i) const;
+	std::optional<GraphError> ew_rules(std::uint32_t i, detail::ew::Stage stage);
 	std::optional<GraphError> writers_and_cycles();
 
 	GraphError fail(GraphErrorReason r, GraphErrorKind k, std::uint32_t i,
@@ -435,6 +438,8 @@ std::optional<GraphError> Validator::node_arity(std::uint32_t i)
 			return fail(R::arity, K, i, "unused output slot " + std::to_string(k) + " is not 0");
 	}
 
+	if (detail::ew::known(n.op))
+		return ew_rules(i, detail::ew::Stage::arity);
 	unsigned in_lo = 1, in_hi = 1, out_n = 1;
 	switch (n.op) {
 	case MCP_OP_NOP:
@@ -499,6 +504,8 @@ std::optional<GraphError> Validator::node_param(std::uint32_t i)
 	if (n.param_len > MCP_GRAPH_MAX_PARAM)
 		return fail(R::param, K, i, "parameters are " + std::to_string(n.param_len) +
 					    " bytes, at most 256");
+	if (detail::ew::known(n.op))
+		return ew_rules(i, detail::ew::Stage::param);
 	switch (n.op) {
 	case MCP_OP_QUANT_I8:
 	case MCP_OP_DEQUANT_I8:
@@ -575,6 +582,8 @@ std::optional<GraphError> Validator::node_shape(std::uint32_t i)
 		}
 	}
 
+	if (detail::ew::known(n.op))
+		return ew_rules(i, detail::ew::Stage::shape);
 	const auto f32_same = [&](unsigned n_in) -> std::optional<GraphError> {
 		const auto &o = out(n, 0);
 		for (unsigned k = 0; k < n_in; k++)
@@ -809,6 +818,34 @@ std::optional<detail::CnnRuleError> Validator::cnn_rules(std::uint32_t i) const
 		ins.push_back(view(in(n, k)));
 	return detail::cnn_rules(n.op, ins, view(out(n, 0)),
 				 blob_bytes(g_, n.param_offset, n.param_len));
+}
+
+// The rules of graph_ops_elementwise.hpp's operators, written once there.
+std::optional<GraphError> Validator::ew_rules(std::uint32_t i, detail::ew::Stage stage)
+{
+	const auto &n = g_.nodes[i];
+	const auto op_tensor = [&](std::uint32_t t) {
+		const auto &x = g_.tensors[t];
+		detail::OpTensor o;
+		o.dtype = x.dtype;
+		o.rank = x.rank;
+		o.layout = x.layout;
+		std::copy(x.dims, x.dims + MCP_GRAPH_MAX_RANK, o.dims);
+		return o;
+	};
+	std::vector<detail::OpTensor> ins, outs;
+	for (unsigned k = 0; k < n.n_inputs; k++)
+		ins.push_back(op_tensor(n.inputs[k]));
+	for (unsigned k = 0; k < n.n_outputs; k++)
+		outs.push_back(op_tensor(n.outputs[k]));
+	bool param = stage == detail::ew::Stage::param;
+	const auto e = detail::ew::check(n.op, ins, outs, blob_bytes(g_, n.param_offset, n.param_len),
+					 stage, &param);
+	if (!e)
+		return std::nullopt;
+	const auto reason = stage == detail::ew::Stage::arity ? GraphErrorReason::arity
+			    : param ? GraphErrorReason::param : GraphErrorReason::shape;
+	return fail(reason, GraphErrorKind::node, i, *e);
 }
 
 std::optional<GraphError> Validator::node_alias(std::uint32_t i)

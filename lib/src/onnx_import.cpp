@@ -26,6 +26,7 @@
 
 #include "graph_internal.hpp"
 #include "graph_ops.hpp"
+#include "onnx_import_ops.hpp"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wshadow"
@@ -46,54 +47,29 @@ using ::onnx::ModelProto;
 using ::onnx::NodeProto;
 using ::onnx::TensorProto;
 
-using Dims = std::vector<std::int64_t>;
-
-std::string dims_str(const Dims &d)
-{
-	std::string s = "[";
-	for (std::size_t k = 0; k < d.size(); k++)
-		s += (k ? " x " : "") + std::to_string(d[k]);
-	return s + "]";
-}
-
-std::int64_t elements(const Dims &d)
-{
-	std::int64_t n = 1;
-	for (std::int64_t v : d)
-		n *= v;
-	return n;
-}
-
-// A value of the ONNX graph as the importer knows it.
-struct Value {
-	Dims dims;
-	std::int32_t elem = TensorProto::FLOAT;	// TensorProto::DataType
-	bool is_const = false;
-	std::vector<double> data;		// const values (f32 and ints exactly)
-	std::string view_of;			// a runtime view: the value it aliases
-	bool runtime = false;			// produced at run time (or a graph input)
-};
-
-// A graph node to be (op, value names, param).
-struct PNode {
-	Op op;
-	EngineClass engine = EngineClass::worker;
-	std::vector<std::string> in;
-	std::string out;
-	std::vector<std::byte> param;
-	std::string name;
-	bool may_inplace = false;		// out0 may be in0 (element-wise)
-	bool commutes = false;			// in0 and in1 may swap
-};
+using ops::bindex;
+using ops::Dims;
+using ops::dims_str;
+using ops::elements;
+using ops::PNode;
+using ops::Value;
 
 struct Unsupported {
 	std::string name, op, why;
 };
 
-class Importer {
+class Importer final : public ops::Context {
 public:
 	Importer(std::string path, const ImportOptions &opts) : path_(std::move(path)), opts_(opts) {}
 	GraphDef run(ImportStats *stats);
+
+	// ops::Context (the rest below)
+	std::int64_t opset() const override { return opset_; }
+	[[noreturn]] void fail_node(const NodeProto &n, const std::string &what) const override
+	{
+		fail("node '" + node_name(n) + "' (" + n.op_type() + "): " + what);
+	}
+	void set_value(const std::string &name, Value v) override { values_[name] = std::move(v); }
 
 private:
 	[[noreturn]] void fail(const std::string &what) const
@@ -119,12 +95,12 @@ private:
 	std::string add_const(const std::string &name, Dims dims, std::vector<double> data);
 	GraphDef build(ImportStats *stats);
 
-	std::string node_name(const NodeProto &n) const
+	std::string node_name(const NodeProto &n) const override
 	{
 		return n.name().empty() ? n.op_type() + "_" + std::to_string(index_of(&n)) : n.name();
 	}
 	const ::onnx::GraphProto &g() const { return model_.graph(); }
-	Value &val(const std::string &name)
+	Value &val(const std::string &name) override
 	{
 		auto it = values_.find(name);
 		if (it == values_.end())
@@ -135,7 +111,7 @@ private:
 	{
 		return n.input_size() > k && !n.input(k).empty();
 	}
-	const Value *cval(const std::string &name)
+	const Value *cval(const std::string &name) override
 	{
 		Value &v = val(name);
 		return v.is_const ? &v : nullptr;
@@ -169,7 +145,7 @@ private:
 		const AttributeProto *a = attr(n, name);
 		return a ? Dims(a->ints().begin(), a->ints().end()) : Dims{};
 	}
-	void unsupported(const NodeProto &n, const std::string &why)
+	void unsupported(const NodeProto &n, const std::string &why) override
 	{
 		bad_.push_back({node_name(n), n.op_type(), why});
 	}
@@ -191,8 +167,8 @@ private:
 	// Protobuf's repeated fields are not contiguous: a table.
 	std::size_t index_of(const NodeProto *n) const { return index_.at(n); }
 	// @v as a runtime value: materialized constants are fine too.
-	void emit(PNode p) { nodes_.push_back(std::move(p)); }
-	void view(const std::string &out, const std::string &in, Dims dims)
+	void emit(PNode p) override { nodes_.push_back(std::move(p)); }
+	void view(const std::string &out, const std::string &in, Dims dims) override
 	{
 		Value &src = val(in);
 		Value v;
@@ -208,7 +184,7 @@ private:
 		}
 		values_[out] = std::move(v);
 	}
-	void define(const std::string &out, Dims dims)
+	void define(const std::string &out, Dims dims) override
 	{
 		Value v;
 		v.dims = std::move(dims);
@@ -398,11 +374,18 @@ Value const_value(const TensorProto &t, const std::string &path)
 	case TensorProto::DOUBLE:
 		take(double{}, t.double_data());
 		break;
+	case TensorProto::BOOL:
+	case TensorProto::UINT8:
+		take(std::uint8_t{}, t.int32_data());
+		break;
+	case TensorProto::INT8:
+		take(std::int8_t{}, t.int32_data());
+		break;
 	default:
 		throw Error(EINVAL, path + ": tensor '" + t.name() + "' has element type " +
 					    TensorProto::DataType_Name(
 						    static_cast<TensorProto::DataType>(t.data_type())) +
-					    " (supported: FLOAT, INT64, INT32, DOUBLE)");
+					    " (supported: FLOAT, INT64, INT32, DOUBLE, INT8, UINT8, BOOL)");
 	}
 	return v;
 }
@@ -424,24 +407,6 @@ void Importer::load_values()
 std::optional<Dims> broadcast(const Dims &a, const Dims &b)
 {
 	return detail::numpy_broadcast(std::span<const std::int64_t>(a), std::span<const std::int64_t>(b));
-}
-
-// Element @i of @out's broadcast from @in (row-major).
-std::size_t bindex(const Dims &in, const Dims &out, std::size_t i)
-{
-	std::size_t off = 0, stride = 1;
-	for (std::size_t k = out.size(); k-- > 0;) {
-		const std::size_t idx = i % static_cast<std::size_t>(out[k]);
-		i /= static_cast<std::size_t>(out[k]);
-		const std::size_t ki = k + in.size();
-		if (ki < out.size())
-			continue;
-		const auto d = static_cast<std::size_t>(in[ki - out.size()]);
-		if (d != 1)
-			off += idx * stride;
-		stride *= d;
-	}
-	return off;
 }
 
 std::int64_t norm_axis(std::int64_t axis, std::size_t rank)
@@ -503,16 +468,12 @@ bool Importer::fold(const NodeProto &n)
 	}
 	if (!all_const())
 		return false;
-	if (op == "Identity" || op == "Cast") {
+	// Cast, Gather, Concat, Slice, Sqrt and the other operators that
+	// also run at run time: onnx_import_ops.cpp.
+	if (ops::lower(*this, n, true))
+		return true;
+	if (op == "Identity") {
 		out = *c(0);
-		if (op == "Cast")
-			out.elem = static_cast<std::int32_t>(attr_i(n, "to", TensorProto::FLOAT));
-		if (out.elem == TensorProto::INT64 || out.elem == TensorProto::INT32)
-			for (double &d : out.data)
-				d = std::trunc(d);
-		else if (out.elem == TensorProto::FLOAT)
-			for (double &d : out.data)
-				d = static_cast<float>(d);
 	} else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
 		const Value &a = *c(0), &b = *c(1);
 		auto dims = broadcast(a.dims, b.dims);
@@ -528,20 +489,6 @@ bool Importer::fold(const NodeProto &n)
 			if (a.elem == TensorProto::FLOAT)
 				r = static_cast<float>(r);
 			out.data.push_back(r);
-		}
-	} else if (op == "Gather") {
-		const Value &d = *c(0), &idx = *c(1);
-		if (d.dims.size() != 1 || norm_axis(attr_i(n, "axis", 0), 1) != 0)
-			return false;
-		out.elem = d.elem;
-		out.dims = idx.dims;
-		for (double i : idx.data) {
-			auto k = static_cast<std::int64_t>(i);
-			k = k < 0 ? k + d.dims[0] : k;
-			if (k < 0 || k >= d.dims[0])
-				fail("node '" + node_name(n) + "' (Gather): index " + std::to_string(k) +
-				     " is outside " + dims_str(d.dims));
-			out.data.push_back(d.data[static_cast<std::size_t>(k)]);
 		}
 	} else if (op == "Unsqueeze" || op == "Squeeze") {
 		const Value &x = *c(0);
@@ -564,16 +511,6 @@ bool Importer::fold(const NodeProto &n)
 				if (!(axes.empty() ? x.dims[k] == 1 : at.count(static_cast<std::int64_t>(k)) != 0))
 					out.dims.push_back(x.dims[k]);
 		}
-	} else if (op == "Concat") {
-		out.elem = c(0)->elem;
-		std::int64_t len = 0;
-		for (int k = 0; k < n.input_size(); k++) {
-			if (c(k)->dims.size() != 1)
-				return false;
-			out.data.insert(out.data.end(), c(k)->data.begin(), c(k)->data.end());
-			len += c(k)->dims[0];
-		}
-		out.dims = {len};
 	} else if (op == "Reshape" || op == "Flatten") {
 		return false;	// map_node() handles both (views of constants too)
 	} else if (op == "ConstantOfShape") {
@@ -595,26 +532,6 @@ bool Importer::fold(const NodeProto &n)
 		for (std::int64_t i = 0; i < count; i++)
 			out.data.push_back(start + static_cast<double>(i) * delta);
 		out.dims = {count};
-	} else if (op == "Slice" && opset_ >= 10) {
-		const Value &x = *c(0);
-		if (x.dims.size() != 1 || !have(n, 1) || !have(n, 2) || c(1)->data.size() != 1)
-			return false;
-		const std::int64_t len = x.dims[0];
-		std::int64_t s = static_cast<std::int64_t>(c(1)->data[0]),
-			     e = static_cast<std::int64_t>(std::clamp(c(2)->data[0], -9e18, 9e18));
-		const std::int64_t step = have(n, 4) ? static_cast<std::int64_t>(c(4)->data.at(0)) : 1;
-		if (step != 1)
-			return false;
-		s = std::clamp(s < 0 ? s + len : s, std::int64_t{0}, len);
-		e = std::clamp(e < 0 ? e + len : e, std::int64_t{0}, len);
-		out.elem = x.elem;
-		for (std::int64_t i = s; i < e; i++)
-			out.data.push_back(x.data[static_cast<std::size_t>(i)]);
-		out.dims = {static_cast<std::int64_t>(out.data.size())};
-	} else if (op == "Sqrt") {
-		out = *c(0);
-		for (double &d : out.data)
-			d = static_cast<float>(std::sqrt(d));
 	} else {
 		return false;
 	}
@@ -833,6 +750,8 @@ void Importer::map_node(std::size_t i)
 	const NodeProto &n = g().node(static_cast<int>(i));
 	const std::string &op = n.op_type();
 	const std::string name = node_name(n);
+	if (ops::lower(*this, n, false))
+		return;
 	const auto fp32 = [&](const std::string &v) {
 		return val(v).elem == TensorProto::FLOAT || val(v).elem == TensorProto::DOUBLE;
 	};
@@ -1091,11 +1010,6 @@ void Importer::map_node(std::size_t i)
 		st_.views++;
 		return;
 	}
-	static const std::set<std::string> known_runtime = {
-		"Erf", "Pow", "Sqrt", "ReduceMean", "Gather", "Concat", "Slice", "Cast", "Unsqueeze"};
-	if (known_runtime.count(op))
-		return refuse("only computed at import (on constants) or inside a fused Erf-GELU or "
-			      "LayerNorm, not on run-time tensors");
 	refuse("no MCP operator");
 }
 
@@ -1148,8 +1062,18 @@ GraphDef Importer::build(ImportStats *stats)
 		buffers.push_back({std::move(bname), 0, flags, std::nullopt, {}});
 		return static_cast<std::uint32_t>(buffers.size() - 1);
 	};
+	// The MCP dtype of a value the graph holds (DOUBLE constants as f32).
+	const auto dtype_of = [&](const std::string &v) {
+		const std::int32_t e = values_.at(v).elem;
+		const auto d = ops::mcp_dtype(e == TensorProto::DOUBLE ? TensorProto::FLOAT : e);
+		if (!d)
+			fail("tensor '" + v + "' is " +
+			     TensorProto::DataType_Name(static_cast<TensorProto::DataType>(e)) +
+			     " in the graph (an importer bug)");
+		return *d;
+	};
 	const auto bytes_of = [&](const std::string &v) {
-		return static_cast<std::uint64_t>(elements(values_.at(v).dims)) * 4;
+		return static_cast<std::uint64_t>(elements(values_.at(v).dims)) * dtype_size(dtype_of(v));
 	};
 	for (const auto &in : inputs_) {
 		const std::uint32_t b = add_buffer(in, graph_buffer_input);
@@ -1187,9 +1111,17 @@ GraphDef Importer::build(ImportStats *stats)
 			const Value &v = values_.at(c);
 			const std::uint64_t at = pad64(data.size());
 			data.resize(at + pad64(bytes_of(c)));
+			const DType dt = dtype_of(c);
 			for (std::size_t i = 0; i < v.data.size(); i++) {
+				std::byte *p = data.data() + at + i * dtype_size(dt);
 				const auto f = static_cast<float>(v.data[i]);
-				std::memcpy(data.data() + at + i * 4, &f, 4);
+				const auto i32 = static_cast<std::int32_t>(v.data[i]);
+				if (dt == DType::f32)
+					std::memcpy(p, &f, 4);
+				else if (dt == DType::i32)
+					std::memcpy(p, &i32, 4);
+				else
+					*p = static_cast<std::byte>(static_cast<std::uint8_t>(i32));
 			}
 			slot[c] = {cbuf, at};
 		}
@@ -1213,7 +1145,8 @@ GraphDef Importer::build(ImportStats *stats)
 				return false;
 			const std::string &in = p.in[j];
 			const Value &v = values_.at(in);
-			if (v.is_const || v.dims != values_.at(p.out).dims)
+			if (v.is_const || v.dims != values_.at(p.out).dims ||
+			    dtype_of(in) != dtype_of(p.out))
 				return false;
 			const std::string ri = root(in);
 			if (!slot.count(ri) || slot[ri].buffer != abuf || last[ri] != k)
@@ -1247,6 +1180,7 @@ GraphDef Importer::build(ImportStats *stats)
 		t.name = v;
 		t.buffer = s.buffer;
 		t.offset = s.offset;
+		t.dtype = dtype_of(v);
 		for (std::int64_t d : val.dims)
 			t.dims.push_back(static_cast<std::uint32_t>(d));
 		tensors.push_back(std::move(t));

@@ -12,7 +12,7 @@ Debian's python3-onnx (1.12, opset <= 17) and python3-numpy.  Run with
                   Erf-GELU, one reshape computed by a Shape sub-graph
   bert17.onnx     opset 17: the same layer with LayerNormalization
   opset18.onnx    a Relu in opset 18 (refused: too new)
-  unsupported.onnx  Relu, Tanh, Conv on run-time tensors (refused, listed)
+  unsupported.onnx  Relu, Sin, Conv on run-time tensors (refused, listed)
   consts.onnx     opset 13: Constant value_floats / value_float / value_ints
                   feeding Mul, Sub and a Reshape
   x_mlp.npy, x_bert.npy, x_small.npy  the inputs
@@ -26,6 +26,16 @@ Debian's python3-onnx (1.12, opset <= 17) and python3-numpy.  Run with
                   x_cnn_*.npy
   cnnbad_*.onnx   Conv refusals: channels against groups, a weight that is
                   a graph input, a kernel larger than the padded input
+  shapes.onnx     opset 14, x [N, 4, 6]: reshapes from Shape/Gather/Cast/
+                  Slice/Concat, Squeeze/Unsqueeze, ConstantOfShape, Range
+                  (folded), then Sigmoid, Tanh, HardSwish, Softmax on axis 1,
+                  ReduceMean keepdims=0, Concat, Slice by -2, Gather on axis
+                  1, Where, Clip at run time; outputs y, y2 (x_shapes1/3.npy)
+  ops9.onnx, ops13.onnx, ops14.onnx  each operator of shapes.onnx and the
+                  rest (Exp, Sqrt, Erf, HardSigmoid, Pow, ReduceSum, Cast)
+                  with broadcasting and odd dims, in the semantics of each
+                  opset (x_ops.npy [3, 5, 7])
+  bad_gather.onnx, bad_slice.onnx, bad_pow.onnx  refused, naming the node
 """
 import os
 import sys
@@ -180,7 +190,7 @@ def bad(out):
     rng = np.random.default_rng(3)
     g = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["r"], name="relu"),
-         helper.make_node("Tanh", ["r"], ["t"], name="tanh"),
+         helper.make_node("Sin", ["r"], ["t"], name="sin"),
          helper.make_node("Conv", ["t", "w"], ["y"], name="conv")], "unsupported",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 5, 5])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 3, 3])],
@@ -360,6 +370,179 @@ def cnn_ops(out):
     bad_conv("channels", [1, 4, 7, 9], [6, 3, 3, 3], group=2)
     bad_conv("weight_input", [1, 3, 7, 9], [4, 3, 3, 3], weight_input=True)
     bad_conv("kernel", [1, 3, 4, 4], [2, 3, 5, 7])
+def model(out, name, opset, nodes, inputs, outputs, inits=()):
+    """Outputs given without dims (None) get those of shape inference."""
+    g = helper.make_graph(nodes, name.split(".")[0], inputs, [], list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    inferred = {v.name: v for v in onnx.shape_inference.infer_shapes(m).graph.value_info}
+    for o in outputs:
+        m.graph.output.append(inferred[o.name] if not o.type.tensor_type.HasField("shape")
+                              and o.name in inferred else o)
+    save(m, os.path.join(out, name))
+
+
+def fvi(name, dims):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, dims)
+
+
+def i64(name, vals):
+    return const(name, np.array(vals, dtype=np.int64))
+
+
+def f32(name, vals):
+    return const(name, np.array(vals, dtype=np.float32))
+
+
+def shapes(out):
+    n = helper.make_node
+    nodes = [
+        # The shape sub-graph: [N, 2, 12] and [N, 36] from x's shape.
+        n("Shape", ["x"], ["xs"], name="shape"),
+        n("Gather", ["xs", "zero"], ["n0"], axis=0, name="batch"),
+        n("Cast", ["n0"], ["n0f"], to=TensorProto.FLOAT, name="batch_f"),
+        n("Cast", ["n0f"], ["n0i"], to=TensorProto.INT64, name="batch_i"),
+        n("Squeeze", ["n0i", "zero"], ["ns"], name="batch_scalar"),
+        n("Unsqueeze", ["ns", "zero"], ["nu"], name="batch_vec"),
+        n("Slice", ["xs", "one_i", "two_i"], ["tail"], name="tail"),
+        n("Mul", ["tail", "three_i"], ["half"], name="half"),
+        n("Concat", ["nu", "two_v", "half"], ["s3"], axis=0, name="shape3"),
+        n("Reshape", ["x", "s3"], ["r3"], name="to3d"),
+        n("ConstantOfShape", ["cs_shape"], ["cs"],
+          value=helper.make_tensor("v", TensorProto.FLOAT, [1], [0.25]), name="fill"),
+        n("Range", ["r0", "r12", "r1"], ["rg"], name="range"),
+        n("Cast", ["rg"], ["rgf"], to=TensorProto.FLOAT, name="range_f"),
+        n("Div", ["rgf", "twelve"], ["ramp"], name="ramp"),
+        # Run time.
+        n("Add", ["r3", "cs"], ["r3b"], name="shift"),
+        n("Sigmoid", ["r3b"], ["a"], name="sigmoid"),
+        n("Tanh", ["r3"], ["b"], name="tanh"),
+        n("HardSwish", ["r3"], ["c"], name="hardswish"),
+        n("Softmax", ["a"], ["sm"], axis=1, name="softmax1"),
+        n("ReduceMean", ["b"], ["y2"], axes=[2], keepdims=0, name="mean"),
+        n("Concat", ["sm", "c"], ["cat"], axis=2, name="concat"),
+        n("Slice", ["cat", "m1", "big_neg", "two_ax", "m2"], ["sl"], name="reverse_by_2"),
+        n("Gather", ["sl", "g_idx"], ["g"], axis=1, name="gather1"),
+        n("Mul", ["g", "ramp"], ["gr"], name="ramp_mul"),
+        n("Where", ["cond", "g", "gr"], ["w"], name="where"),
+        n("Clip", ["w", "lo", "hi"], ["cl"], name="clip"),
+        n("Concat", ["nu", "m1"], ["s2"], axis=0, name="shape2"),
+        n("Reshape", ["cl", "s2"], ["y"], name="flatten"),
+    ]
+    inits = [
+        i64("zero", [0]), i64("one_i", [1]), i64("three_i", [3]), i64("two_i", [2]),
+        i64("two_v", [2]), i64("cs_shape", [1, 1, 12]),
+        i64("r0", 0), i64("r12", 12), i64("r1", 1), f32("twelve", 12.0),
+        i64("m1", [-1]), i64("big_neg", [-1000]), i64("two_ax", [2]), i64("m2", [-2]),
+        i64("g_idx", [1, 0, -1]),
+        const("cond", (np.arange(12) % 3 != 0).reshape(1, 1, 12)),
+        f32("lo", -0.05), f32("hi", 0.4),
+    ]
+    model(out, "shapes.onnx", 14, nodes, [fvi("x", ["N", 4, 6])],
+          [fvi("y", ["N", 36]), fvi("y2", ["N", 2])], inits)
+    rng = np.random.default_rng(7)
+    np.save(os.path.join(out, "x_shapes1.npy"), rng.standard_normal((1, 4, 6)).astype(np.float32))
+    np.save(os.path.join(out, "x_shapes3.npy"), rng.standard_normal((3, 4, 6)).astype(np.float32))
+
+
+def ops(out):
+    n = helper.make_node
+    X = [fvi("x", [3, 5, 7])]
+    rng = np.random.default_rng(11)
+    # opset 9: attributes (Clip min/max, Slice starts/ends/axes, ReduceSum
+    # axes) and Softmax coerced to 2-D at axis.
+    nodes = [
+        n("Clip", ["x"], ["y_clip"], min=-0.5, max=0.75, name="clip"),
+        n("Clip", ["x"], ["y_clip_max"], max=0.1, name="clip_max"),
+        n("Softmax", ["x"], ["y_softmax1"], axis=1, name="softmax1"),
+        n("Softmax", ["x"], ["y_softmax0"], axis=0, name="softmax0"),
+        n("Slice", ["x"], ["y_slice"], starts=[1, -3], ends=[100, -1], axes=[1, 2], name="slice"),
+        n("ReduceSum", ["x"], ["y_rsum"], axes=[0, 2], keepdims=1, name="rsum"),
+        n("ReduceMean", ["x"], ["y_rmean"], keepdims=0, name="rmean_all"),
+    ]
+    outs = [fvi(o, None) for o in ["y_clip", "y_clip_max", "y_softmax1", "y_softmax0",
+                                   "y_slice", "y_rsum", "y_rmean"]]
+    model(out, "ops9.onnx", 9, nodes, X, outs)
+
+    # opset 13: inputs for Clip, Slice, ReduceSum; single-axis Softmax.
+    nodes = [
+        n("Clip", ["x", "lo", ""], ["y_clip"], name="clip"),
+        n("Softmax", ["x"], ["y_softmax1"], axis=1, name="softmax1"),
+        n("Softmax", ["x"], ["y_softmax0"], axis=-3, name="softmax0"),
+        n("ReduceSum", ["x", "ax1"], ["y_rsum"], keepdims=0, name="rsum"),
+        n("ReduceSum", ["x"], ["y_rsum_all"], keepdims=1, name="rsum_all"),
+        n("ReduceSum", ["x"], ["y_rsum_noop"], noop_with_empty_axes=1, name="rsum_noop"),
+        n("ReduceMean", ["x"], ["y_rmean"], axes=[-1, 0], keepdims=0, name="rmean"),
+        n("Slice", ["x", "st", "en", "axs", "stp"], ["y_slice"], name="slice"),
+        n("Slice", ["x", "st2", "en2"], ["y_slice2"], name="slice_clamp"),
+        n("Gather", ["x", "gi"], ["y_gather1"], axis=1, name="gather1"),
+        n("Gather", ["x", "gs"], ["y_gather0"], axis=0, name="gather_scalar"),
+        n("Gather", ["x", "gi2"], ["y_gather2"], axis=-1, name="gather2d"),
+        n("Sigmoid", ["x"], ["s"], name="sig"),
+        n("Concat", ["x", "s", "cpart", "x", "s"], ["y_concat5"], axis=1, name="concat5"),
+        n("Concat", ["x", "s"], ["y_concat2"], axis=-1, name="concat2"),
+        n("Where", ["wc", "x", "s"], ["y_where"], name="where_const"),
+        n("Relu", ["x"], ["rx"], name="relu"),
+        n("Cast", ["rx"], ["rb"], to=TensorProto.BOOL, name="to_bool"),
+        n("Where", ["rb", "wv", "x"], ["y_where_rt"], name="where_rt"),
+        n("Mul", ["x", "k20"], ["x20"], name="x20"),
+        n("Cast", ["x20"], ["xi8"], to=TensorProto.INT8, name="to_i8"),
+        n("Cast", ["xi8"], ["y_cast_i8"], to=TensorProto.FLOAT, name="i8_to_f"),
+        n("Mul", ["rx", "k20"], ["r20"], name="r20"),
+        n("Cast", ["r20"], ["ru8"], to=TensorProto.UINT8, name="to_u8"),
+        n("Cast", ["ru8"], ["y_cast_u8"], to=TensorProto.FLOAT, name="u8_to_f"),
+        n("Mul", ["x", "k1000"], ["x1000"], name="x1000"),
+        n("Cast", ["x1000"], ["xi32"], to=TensorProto.INT32, name="to_i32"),
+        n("Gather", ["xi32", "gi"], ["gi32"], axis=1, name="gather_i32"),
+        n("Cast", ["gi32"], ["y_cast_i32"], to=TensorProto.FLOAT, name="i32_to_f"),
+        n("Exp", ["x"], ["y_exp"], name="exp"),
+        n("Sqrt", ["s"], ["y_sqrt"], name="sqrt"),
+        n("Erf", ["x"], ["y_erf"], name="erf"),
+        n("Tanh", ["x"], ["y_tanh"], name="tanh"),
+        n("HardSigmoid", ["x"], ["y_hsig"], alpha=0.3, beta=0.4, name="hardsigmoid"),
+        n("HardSigmoid", ["x"], ["y_hsig_def"], name="hardsigmoid_default"),
+        n("Pow", ["s", "e_scalar"], ["y_pow_scalar"], name="pow_scalar"),
+        n("Pow", ["s", "e_vec"], ["y_pow_vec"], name="pow_vec"),
+        n("Pow", ["s", "e_int"], ["y_pow_int"], name="pow_int"),
+        n("ReduceMean", ["x"], ["xm"], axes=[1], keepdims=1, name="xm"),
+        n("Pow", ["s", "xm"], ["y_pow_rt"], name="pow_rt"),
+        n("Pow", ["xm", "e_one"], ["y_pow_grow"], name="pow_grow"),
+    ]
+    inits = [
+        f32("lo", -0.25), i64("ax1", [1]),
+        i64("st", [-1, 4, 0]), i64("en", [-100, 0, 9]), i64("axs", [2, 1, 0]),
+        i64("stp", [-3, -1, 2]),
+        i64("st2", [-10, 2]), i64("en2", [2, 2 ** 62]),
+        i64("gi", [[4, -1], [0, 2]]), i64("gs", 1), i64("gi2", [6, -7, 3]),
+        f32("cpart", rng.standard_normal((3, 2, 7))),
+        const("wc", rng.standard_normal((5, 1)) > 0),
+        f32("wv", -2.0), f32("k20", 20.0), f32("k1000", 1000.0),
+        f32("e_scalar", 2.5), f32("e_vec", rng.uniform(0.5, 3, 7)),
+        const("e_int", np.array(3, dtype=np.int64)),
+        f32("e_one", [[[[1.5]]]]),
+    ]
+    names = [nd.output[0] for nd in nodes if nd.output[0].startswith("y_")]
+    model(out, "ops13.onnx", 13, nodes, X, [fvi(o, None) for o in names], inits)
+
+    nodes = [n("HardSwish", ["x"], ["y_hswish"], name="hardswish"),
+             n("Clip", ["x", "", "hi"], ["y_clip"], name="clip_max")]
+    model(out, "ops14.onnx", 14, nodes, X, [fvi("y_hswish", None), fvi("y_clip", None)],
+          [f32("hi", 0.3)])
+    x = rng.standard_normal((3, 5, 7)).astype(np.float32)
+    x[0, 0, :4] = [0.0, -3.0, 3.0, 0.5]  # HardSwish's and Clip's corners
+    np.save(os.path.join(out, "x_ops.npy"), x)
+
+    # Refused, naming the node.
+    model(out, "bad_gather.onnx", 13, [n("Gather", ["x", "gi"], ["y"], axis=1, name="gather_oob")],
+          X, [fvi("y", None)], [i64("gi", [1, 5])])
+    model(out, "bad_slice.onnx", 13,
+          [n("Slice", ["x", "s", "e", "a", "z"], ["y"], name="slice_step0")], X,
+          [fvi("y", [3, 2, 7])],
+          [i64("s", [0]), i64("e", [2]), i64("a", [1]), i64("z", [0])])
+    model(out, "bad_pow.onnx", 13,
+          [n("Sigmoid", ["x"], ["s"], name="sig"),
+           n("Slice", ["x", "s0", "e0", "a0"], ["e"], name="cut"),
+           n("Pow", ["s", "e"], ["y"], name="pow_bad")], X, [fvi("y", [3, 5, 7])],
+          [i64("s0", [0]), i64("e0", [4]), i64("a0", [2])])
 
 
 def main():
@@ -372,6 +555,8 @@ def main():
     consts(out)
     resnet(out)
     cnn_ops(out)
+    shapes(out)
+    ops(out)
     rng = np.random.default_rng(42)
     np.save(os.path.join(out, "x_mlp.npy"), rng.standard_normal((3, 16)).astype(np.float32))
     np.save(os.path.join(out, "x_bert.npy"), rng.standard_normal((1, S, D)).astype(np.float32))

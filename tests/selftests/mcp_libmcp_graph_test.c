@@ -714,6 +714,11 @@ TEST_F(graph, imported_onnx_models_run_through_the_kernel_like_inline)
 	import_runs_like_inline(_metadata, self->rt, "bert14.onnx");
 	import_runs_like_inline(_metadata, self->rt, "bert17.onnx");
 	import_runs_like_inline(_metadata, self->rt, "resnet.onnx");
+	/* Shape sub-graphs folded, then the elementwise/shape operators. */
+	import_runs_like_inline(_metadata, self->rt, "shapes.onnx");
+	import_runs_like_inline(_metadata, self->rt, "ops9.onnx");
+	import_runs_like_inline(_metadata, self->rt, "ops13.onnx");
+	import_runs_like_inline(_metadata, self->rt, "ops14.onnx");
 }
 
 /* in -> COPY on the device's DMA engine -> staged -> RELU (worker) -> out */

@@ -152,7 +152,7 @@ Test(place_options, flags)
 Test(place_options, c_options)
 {
 	struct mcp_place_opts c = {sizeof(c), MCP_PLACE_OPT_DRY_RUN | MCP_PLACE_OPT_NODE |
-					       MCP_PLACE_OPT_NO_HISTOGRAM, 3, 0};
+					       MCP_PLACE_OPT_NO_HISTOGRAM, 3, 0, 0};
 	mcp::PlaceOptions o = mcp::detail::place_options_from_c(c);
 
 	cr_expect(o.dry_run);

@@ -1089,6 +1089,29 @@ struct mcp_graph_tensor {
  *   CHANNEL_AFFINE  in0 [N][C][..], in1 scale [C], in2 shift [C] ->
  *		out0 = in0 * scale[c] + shift[c] (a BatchNormalization that
  *		was not folded); same dims; no param
+ * Elementwise, reduce and shape operators (90 .. 119, libmcp's
+ * graph_ops_elementwise.cpp); "bcast" is numpy broadcasting to out0:
+ *   UNARY	F32: out0 = fn(in0), same dims; param struct mcp_graph_unary
+ *		(enum mcp_unary_fn, alpha, beta)
+ *   POW	F32: out0 = in0 ^ in1, bcast
+ *   SOFTMAX_AXIS F32: out0 = softmax(in0) over axis, same dims; param
+ *		struct mcp_graph_axis; MCP_AXIS_COERCE: over the
+ *		flattened dims axis..rank-1 (ONNX opset < 13)
+ *   REDUCE	F32: out0 = mean or sum of in0 over the dims in
+ *		mcp_graph_reduce.axes (a bit per dim); out0's dims are
+ *		in0's with those dims 1 (keepdims) or removed
+ *   CONCAT	any dtype, 1..4 inputs: out0 = in0 .. inN joined along
+ *		mcp_graph_axis.axis, every other dim equal
+ *   SLICE	any dtype: out0[i..] = in0[start[k] + i[k] * step[k]..];
+ *		param struct mcp_graph_slice; out0's dims are the counts
+ *   GATHER	in0 any dtype, in1 I32 indices (negative from the end,
+ *		checked at run time): out0 = in0 dims[:axis] + in1 dims +
+ *		in0 dims[axis+1:]; param struct mcp_graph_axis
+ *   WHERE	in0 U8 condition, in1, in2 of out0's dtype: out0 = in0 ?
+ *		in1 : in2, bcast
+ *   CAST	out0 = in0 converted (F32, I8, U8, I32), same dims: to an
+ *		integer truncates toward 0 and saturates (NaN is 0);
+ *		param struct mcp_graph_cast (MCP_CAST_BOOL: out0 = in0 != 0)
  */
 enum mcp_graph_op {
 	MCP_OP_NOP = 1,
@@ -1117,6 +1140,15 @@ enum mcp_graph_op {
 	MCP_OP_AVGPOOL = 82,
 	MCP_OP_GLOBAL_AVGPOOL = 83,
 	MCP_OP_CHANNEL_AFFINE = 84,
+	MCP_OP_UNARY = 90,
+	MCP_OP_POW = 91,
+	MCP_OP_SOFTMAX_AXIS = 92,
+	MCP_OP_REDUCE = 93,
+	MCP_OP_CONCAT = 94,
+	MCP_OP_SLICE = 95,
+	MCP_OP_GATHER = 96,
+	MCP_OP_WHERE = 97,
+	MCP_OP_CAST = 98,
 };
 
 /* Parameters, in the blob; floats as IEEE-754 binary32 bit patterns. */
@@ -1198,6 +1230,55 @@ struct mcp_graph_matmul_i8 {
 	__s32 zero_a;
 	__u32 scale_b;		/* f32 */
 	__s32 zero_b;
+};
+
+/* mcp_graph_unary.fn: y = f(x) with alpha (a) and beta (b) */
+enum mcp_unary_fn {
+	MCP_UNARY_SIGMOID = 0,		/* 1 / (1 + exp(-x)) */
+	MCP_UNARY_HARDSIGMOID = 1,	/* max(0, min(1, a x + b)) */
+	MCP_UNARY_HARDSWISH = 2,	/* x max(0, min(1, x / 6 + 1 / 2)) */
+	MCP_UNARY_TANH = 3,
+	MCP_UNARY_EXP = 4,
+	MCP_UNARY_SQRT = 5,
+	MCP_UNARY_ERF = 6,
+	MCP_UNARY_CLIP = 7,		/* min(max(x, a), b); a <= b, +-inf ok */
+	MCP_UNARY_POW = 8,		/* x ^ a */
+	MCP_UNARY_COUNT = 9,
+};
+
+struct mcp_graph_unary {
+	__u32 fn;		/* enum mcp_unary_fn */
+	__u32 alpha;		/* f32, not NaN */
+	__u32 beta;		/* f32, not NaN */
+	__u32 reserved;
+};
+
+#define MCP_AXIS_COERCE		(1U << 0)	/* SOFTMAX_AXIS: axis..rank-1 */
+
+struct mcp_graph_axis {
+	__u32 axis;		/* < rank */
+	__u32 flags;		/* MCP_AXIS_*, 0 but for SOFTMAX_AXIS */
+};
+
+#define MCP_REDUCE_MEAN		0
+#define MCP_REDUCE_SUM		1
+
+struct mcp_graph_reduce {
+	__u32 kind;		/* MCP_REDUCE_* */
+	__u32 axes;		/* bit k: dim k is reduced; only bits < rank */
+};
+
+/* Slice: per dim, start in 0..dim-1 and step != 0; out0's dim k elements */
+struct mcp_graph_slice {
+	__s32 start[MCP_GRAPH_MAX_RANK];
+	__s32 step[MCP_GRAPH_MAX_RANK];	/* 0 past the rank */
+};
+
+#define MCP_CAST_BOOL		(1U << 0)
+
+struct mcp_graph_cast {
+	__u32 flags;		/* MCP_CAST_* */
+	__u32 reserved;
 };
 
 /* mcp_graph_node.engine: the class of engine that runs it */

@@ -81,6 +81,15 @@ extern "C" {
 #define MCP_GRAPH_OP_AVGPOOL	82	/* struct mcp_graph_pool */
 #define MCP_GRAPH_OP_GLOBAL_AVGPOOL	83
 #define MCP_GRAPH_OP_CHANNEL_AFFINE	84	/* x * scale[c] + shift[c] */
+#define MCP_GRAPH_OP_UNARY	90	/* param struct mcp_graph_unary */
+#define MCP_GRAPH_OP_POW	91	/* numpy broadcasting */
+#define MCP_GRAPH_OP_SOFTMAX_AXIS 92	/* param struct mcp_graph_axis */
+#define MCP_GRAPH_OP_REDUCE	93	/* param struct mcp_graph_reduce */
+#define MCP_GRAPH_OP_CONCAT	94	/* param struct mcp_graph_axis */
+#define MCP_GRAPH_OP_SLICE	95	/* param struct mcp_graph_slice */
+#define MCP_GRAPH_OP_GATHER	96	/* param struct mcp_graph_axis */
+#define MCP_GRAPH_OP_WHERE	97	/* numpy broadcasting */
+#define MCP_GRAPH_OP_CAST	98	/* param struct mcp_graph_cast */
 
 /* Engine classes (the kernel's enum mcp_graph_engine). */
 #define MCP_GRAPH_CLASS_CPU	0	/* the kernel's cpu engine */

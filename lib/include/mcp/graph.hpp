@@ -37,6 +37,8 @@ enum class Op : std::uint16_t {
 	layernorm = 70, matmul_i8 = 71, bmatmul = 72, badd = 73, sub = 74, mul = 75,
 	div = 76, transpose = 77, gelu_erf = 78, conv = 79, conv_transpose = 80, maxpool = 81,
 	avgpool = 82, global_avgpool = 83, channel_affine = 84,
+	unary = 90, pow = 91, softmax_axis = 92, reduce = 93, concat = 94, slice = 95,
+	gather = 96, where = 97, cast = 98,
 };
 enum class EngineClass : std::uint8_t { cpu = 0, device = 1, worker = 2 };
 
@@ -61,7 +63,9 @@ MCP_EXPORT std::size_t dtype_size(DType dtype) noexcept;
 // "nop" "copy" "tile16" "quant_i8" "dequant_i8" "wnop" "matmul" "add"
 // "relu" "gelu" "softmax" "layernorm" "matmul_i8" "bmatmul" "badd" "sub"
 // "mul" "div" "transpose" "gelu_erf" "conv" "conv_transpose" "maxpool"
-// "avgpool" "global_avgpool" "channel_affine"; "cpu" "device" "worker".  "unknown" for values outside the enums.
+// "avgpool" "global_avgpool" "channel_affine" "unary" "pow" "softmax_axis"
+// "reduce" "concat" "slice" "gather" "where" "cast"; "cpu" "device" "worker".
+// "unknown" for values outside the enums.
 MCP_EXPORT const char *to_string(DType dtype) noexcept;
 MCP_EXPORT const char *to_string(Layout layout) noexcept;
 MCP_EXPORT const char *to_string(Op op) noexcept;
