@@ -88,9 +88,9 @@ EOF_FI
 		# No message per failure: the page allocator's own warning
 		# (with its stack) is enough, and the console is slow.
 		echo 0 >"$d/verbose"
-		echo "${fi_interval:-1}" >"$d/interval"
+		echo "${fi_interval:-100}" >"$d/interval"
 		echo "${fi_times:-100000}" >"$d/times"
-		echo "${fi_prob:-1}" >"$d/probability"
+		echo "${fi_prob:-10}" >"$d/probability"
 	done
 	echo N >/sys/kernel/debug/fail_page_alloc/ignore-gfp-highmem
 	echo 0 >/sys/kernel/debug/fail_page_alloc/min-order

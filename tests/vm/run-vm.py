@@ -435,12 +435,13 @@ def main():
     ap.add_argument("--timeout", type=int, default=900,
                     help="seconds before QEMU is killed (default 900: module loads bind edu, "
                          "which takes seconds each, see Documentation/testing-vm.rst)")
-    ap.add_argument("--fault-inject", nargs="?", const="1,1,100000",
+    ap.add_argument("--fault-inject", nargs="?", const="10,100,100000",
                     metavar="PROBABILITY,INTERVAL,TIMES",
                     help="selftests mode on the debug kernel: fail PROBABILITY %% of the "
                          "selftests' slab and page allocations (failslab, fail_page_alloc "
                          "with a task filter; every INTERVAL-th, at most TIMES; default "
-                         "1,1,100000); implies --leak-check; test results do not count")
+                         "10,100,100000: one allocation in a thousand); implies --leak-check; "
+                         "test results do not count")
     ap.add_argument("--leak-check", action="store_true",
                     help="after the selftests, fail unless mcp.ko's live-object counters "
                          "are zero and the module unloads")
