@@ -98,7 +98,8 @@ debug-kernel:
 
 debug-module: debug-kernel
 	mkdir -p $(DEBUG_KMOD)/kmod
-	cp -p $(TOP)/kmod/*.c $(TOP)/kmod/*.h $(TOP)/kmod/Kbuild $(DEBUG_KMOD)/kmod/
+	cp -p $(filter-out %.mod.c,$(wildcard $(TOP)/kmod/*.c)) $(TOP)/kmod/*.h \
+		$(TOP)/kmod/Kbuild $(DEBUG_KMOD)/kmod/
 	ln -sfn $(TOP)/uapi $(DEBUG_KMOD)/uapi
 	ln -sfn $(TOP)/VERSION $(DEBUG_KMOD)/VERSION
 	$(MAKE) -C $(DEBUG_KDIR) M=$(DEBUG_KMOD)/kmod modules
