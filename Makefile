@@ -8,6 +8,11 @@
 #   make dkms-install  install the module through DKMS for the running kernel
 #   make dkms-check    build the module through DKMS in a private tree
 #   make bench         run the benchmarks of bench/ in the VM (2 and 4 nodes)
+#   make check-debug   every selftest under the debug kernel (lockdep, KASAN,
+#                      debug objects; built once into build/debug-kernel,
+#                      tens of minutes) with a leak check; not in `make check`
+#   make check-faults  the selftests under the debug kernel with failslab and
+#                      fail_page_alloc: clean log, no leak, module unloads
 #
 # KVER is the kernel the module is built for; by default the Debian kernel
 # the test VM boots.  `make install` builds for the running kernel instead.
@@ -24,7 +29,7 @@ JOBS ?= $(shell nproc)
 
 .PHONY: all deps module userspace check demo install install-module \
 	install-userspace install-udev dkms-install dkms-check static-check unit-test \
-	vm-test bench clean
+	vm-test bench clean debug-kernel debug-module check-debug check-faults
 
 all: module userspace
 
@@ -79,6 +84,32 @@ install-module:
 install-userspace: userspace
 	DESTDIR="$(DESTDIR)" cmake --install $(CMAKE_BUILD) --prefix $(PREFIX)
 
+# The debug kernel (scripts/build-debug-kernel.sh, cached) and mcp.ko built
+# against it in a copy of kmod/, so kmod/mcp.ko (Debian's kernel) stays.
+DEBUG_KDIR := $(BUILD)/debug-kernel
+DEBUG_KMOD := $(BUILD)/debug-kmod
+DEBUG_TIMEOUT ?= 7200
+DEBUG_VM := $(TOP)/tests/vm/run-vm.py --topology 2node --mode selftests \
+	--kernel $(DEBUG_KDIR)/arch/x86/boot/bzImage --module $(DEBUG_KMOD)/kmod/mcp.ko \
+	--build-dir $(CMAKE_BUILD) --timeout $(DEBUG_TIMEOUT)
+
+debug-kernel:
+	$(TOP)/scripts/build-debug-kernel.sh -o $(DEBUG_KDIR)
+
+debug-module: debug-kernel
+	mkdir -p $(DEBUG_KMOD)/kmod
+	cp -p $(filter-out %.mod.c,$(wildcard $(TOP)/kmod/*.c)) $(TOP)/kmod/*.h \
+		$(TOP)/kmod/Kbuild $(DEBUG_KMOD)/kmod/
+	ln -sfn $(TOP)/uapi $(DEBUG_KMOD)/uapi
+	ln -sfn $(TOP)/VERSION $(DEBUG_KMOD)/VERSION
+	$(MAKE) -C $(DEBUG_KDIR) M=$(DEBUG_KMOD)/kmod modules
+
+check-debug: debug-module userspace
+	$(DEBUG_VM) --leak-check --log $(BUILD)/vm/vm-2node-debug.log
+
+check-faults: debug-module userspace
+	$(DEBUG_VM) --fault-inject --log $(BUILD)/vm/vm-2node-faults.log
+
 clean:
 	$(MAKE) -C kmod KVER=$(KVER) clean
-	rm -rf $(CMAKE_BUILD) $(BUILD)/vm $(BUILD)/dkms $(BUILD)/check
+	rm -rf $(CMAKE_BUILD) $(BUILD)/vm $(BUILD)/dkms $(BUILD)/check $(BUILD)/debug-kmod

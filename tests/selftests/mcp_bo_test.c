@@ -1451,7 +1451,9 @@ static int load_vgem(void)
 	char order[512], path[PATH_MAX], *name, *save = NULL;
 	int ret = 0;
 
-	if (access("/sys/module/vgem", F_OK) == 0)
+	/* Loaded, or built in (the debug kernel): its platform device. */
+	if (access("/sys/module/vgem", F_OK) == 0 ||
+	    access("/sys/bus/platform/devices/vgem", F_OK) == 0)
 		return 0;
 	if (mcp_read_file(VGEM_MODULES_DIR "/order", order, sizeof(order)) <= 0)
 		return -ENOENT;

@@ -879,9 +879,24 @@ TEST(mcpctl_monitor_json)
 /*
  * rmmod while a listener is subscribed: the unload succeeds, the listener
  * hears CTRL_CMD_DELFAMILY, the family is gone; a reload brings it back
- * and a new listener works.
+ * and a new listener works.  A fixture of its own for the time-out (the
+ * 6.1 harness has none for TEST()): the unload and load unbind and bind
+ * edu, which takes more than the default 30 s on the debug kernel.  It
+ * still runs last, as the global fixture's tests run first.
  */
-TEST(unload_with_listener_subscribed)
+FIXTURE(reload) {
+	int unused;
+};
+
+FIXTURE_SETUP(reload)
+{
+}
+
+FIXTURE_TEARDOWN(reload)
+{
+}
+
+TEST_F_TIMEOUT(reload, unload_with_listener_subscribed, 120)
 {
 	struct nl_sock *sk, *probe, *again;
 	int family, ret, seen_del = 0, i;

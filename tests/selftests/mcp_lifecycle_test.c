@@ -242,7 +242,7 @@ TEST_F_TIMEOUT(life, double_load_and_unload, 120)
 	ASSERT_EQ(0, mcp_load_module());
 }
 
-TEST_F_TIMEOUT(life, load_unload_cycles, 240)
+TEST_F_TIMEOUT(life, load_unload_cycles, 600)
 {
 	for (int cycle = 0; cycle < 10; cycle++) {
 		struct mcp_version v = { .size = sizeof(v) };

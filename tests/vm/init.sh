@@ -34,7 +34,8 @@ echo 5 > /proc/sys/kernel/printk
 # before run-vm.py's time-out kills the VM.
 echo 30 > /proc/sys/kernel/hung_task_timeout_secs 2>/dev/null
 
-MCP_MODE=selftests MCP_TEST='' MCP_BINARY='' MCP_CROSSCHECK=0
+MCP_MODE=selftests MCP_TEST='' MCP_BINARY='' MCP_CROSSCHECK=0 MCP_FAULT_INJECT=''
+MCP_LEAK_CHECK=0
 # shellcheck source=/dev/null
 [ -f /etc/mcp-run.conf ] && . /etc/mcp-run.conf
 
@@ -64,6 +65,66 @@ load_module() {
 	run_cmd insmod insmod /lib/modules/mcp.ko
 }
 
+# Fault injection (run-vm.py --fault-inject=PROBABILITY,INTERVAL,TIMES):
+# failslab and fail_page_alloc fail that share of the slab and page
+# allocations, sleeping ones included, of the selftest processes only
+# (task-filter; every selftest starts with make-it-fail set, and its forks
+# inherit it).  "times" counts down as failures are injected, so the
+# report prints how many were.
+FAULT_ATTRS="failslab fail_page_alloc"
+fault_setup() {
+	IFS=, read -r fi_prob fi_interval fi_times <<EOF_FI
+$MCP_FAULT_INJECT
+EOF_FI
+	for attr in $FAULT_ATTRS; do
+		d=/sys/kernel/debug/$attr
+		if [ ! -d "$d" ]; then
+			echo "MCP: fault injection: $d missing (not the debug kernel?)"
+			return 1
+		fi
+		echo Y >"$d/task-filter"
+		echo N >"$d/ignore-gfp-wait"
+		echo 0 >"$d/space"
+		# No message per failure: the page allocator's own warning
+		# (with its stack) is enough, and the console is slow.
+		echo 0 >"$d/verbose"
+		echo "${fi_interval:-100}" >"$d/interval"
+		echo "${fi_times:-100000}" >"$d/times"
+		echo "${fi_prob:-10}" >"$d/probability"
+	done
+	echo N >/sys/kernel/debug/fail_page_alloc/ignore-gfp-highmem
+	echo 0 >/sys/kernel/debug/fail_page_alloc/min-order
+	grep . /sys/kernel/debug/failslab/* /sys/kernel/debug/fail_page_alloc/* 2>/dev/null
+}
+
+# Stops injecting and prints how many failures each attribute injected.
+fault_report() {
+	for attr in $FAULT_ATTRS; do
+		d=/sys/kernel/debug/$attr
+		echo 0 >"$d/probability"
+		left=$(cat "$d/times")
+		echo "$attr: injected $((${fi_times:-100000} - left)) failures"
+	done
+}
+
+# Runs a selftest binary with make-it-fail set when injecting faults.
+run_test_bin() {
+	if [ -n "$MCP_FAULT_INJECT" ]; then
+		sh -c 'echo 1 >/proc/self/make-it-fail && exec "$0" "$@"' "$@"
+	else
+		"$@"
+	fi
+}
+
+# The live-object counters of mcp.ko, after every selftest (run-vm.py
+# --leak-check fails on any that is not zero), then the module must
+# unload.  A module a test left unloaded is loaded again first, so the
+# check always runs.
+leak_check() {
+	grep -q '^mcp ' /proc/modules || load_module
+	run_cmd counters cat /sys/kernel/debug/mcp/counters
+}
+
 run_selftests() {
 	for bin in /opt/mcp/selftests/mcp_*_test; do
 		[ -x "$bin" ] || continue
@@ -77,7 +138,7 @@ run_selftests() {
 		[ -n "$MCP_TEST" ] && set -- -t "$MCP_TEST"
 		begin selftest "$name"
 		read -r t0 _ < /proc/uptime
-		(cd /tmp && "$bin" "$@") 2>&1
+		(cd /tmp && run_test_bin "$bin" "$@") 2>&1
 		rc=$?
 		read -r t1 _ < /proc/uptime
 		echo "# $name: ${t0}s -> ${t1}s"
@@ -269,9 +330,13 @@ run_crosscheck() {
 # The demo shows the load itself.
 [ "$MCP_MODE" = demo ] || load_module
 
+[ -n "$MCP_FAULT_INJECT" ] && { run_cmd fault-setup fault_setup || MCP_FAULT_INJECT=''; }
+
 case "$MCP_MODE" in
 selftests)	run_selftests
-		[ "$MCP_CROSSCHECK" = 1 ] && run_crosscheck ;;
+		[ -n "$MCP_FAULT_INJECT" ] && run_cmd fault-report fault_report
+		[ "$MCP_CROSSCHECK" = 1 ] && run_crosscheck
+		[ "$MCP_LEAK_CHECK" = 1 ] && leak_check ;;
 demo)		run_demo ;;
 crosscheck)	run_crosscheck ;;
 bench)		run_bench ;;

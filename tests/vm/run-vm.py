@@ -15,7 +15,16 @@ parses it:
     CPUs, distances, memory sizes) is one test;
   * the kernel-log check is one test: it fails on BUG:, WARNING:, Oops,
     general protection, refcount_t, list_del corruption, slab corruption,
-    hung tasks;
+    hung tasks, RCU stalls, KASAN and UBSAN reports, lockdep splats
+    (circular, recursive, inconsistent locking, suspicious RCU usage),
+    sleeping in atomic context and debugobjects (ODEBUG) reports;
+  * with --leak-check (implied by --fault-inject), the live-object
+    counters of /sys/kernel/debug/mcp/counters after the selftests are one
+    test (all must be zero) and the final unload another;
+  * with --fault-inject, the selftests run with failslab and
+    fail_page_alloc failing some of their allocations (debug kernel only,
+    scripts/build-debug-kernel.sh): their results are printed but do not
+    count; the verdict is the kernel log, the leak check and the unload;
   * a VM that does not power off within --timeout is killed and fails.
 
 The last line is "vm-<topology>: N passed, M failed"; the exit status is 0
@@ -71,8 +80,28 @@ KERNEL_BAD = [
         r"BUG \S+ \(.*\): ", r"hung_task", r"blocked for more than",
         r"Kernel panic", r"kernel BUG", r"UBSAN:", r"KASAN:",
         r"Call Trace:",
+        # The debug kernel's checkers; most also print "WARNING:" or
+        # "BUG:", but a line of its own is caught even when that is lost.
+        r"possible circular locking", r"possible recursive locking",
+        r"inconsistent lock state", r"lock inversion", r"suspicious RCU usage",
+        r"sleeping function called from invalid context", r"ODEBUG:",
+        r"DEBUG_LOCKS_WARN_ON", r"detected stalls? on", r"self-detected stall",
+        r"soft lockup",
     )
 ]
+# Under fault injection the page allocator prints a stack ("page allocation
+# failure" ... "Call Trace:") for every failed allocation without
+# __GFP_NOWARN: expected then, so only the other patterns count.
+KERNEL_BAD_FAULTS = [p for p in KERNEL_BAD if p.pattern != r"Call Trace:"]
+# Counters of /sys/kernel/debug/mcp/counters that count live objects: all
+# zero once every selftest has ended (the rest are totals, and
+# device_objects follows the bound devices).
+LIVE_COUNTERS = (
+    "open_files", "placed_tasks", "device_files", "bar_mappings", "irq_eventfds",
+    "bo_objects", "bo_kernel_pages", "bo_pinned_pages", "bo_mappings", "bo_exports",
+    "bo_imports", "dma_jobs_in_flight", "graph_objects", "graph_execs_in_flight",
+    "graph_workers",
+)
 KERNEL_LINE = re.compile(r"\[\s*\d+\.\d{6}\]")
 # Criterion's TAP (the Criterion selftests, e.g. mcp_trace_peers_test) has
 # "-" for the number and the duration after the name: "ok - s::t  (0.30s)".
@@ -298,7 +327,7 @@ def crosscheck(json_text, numactl_text, topology):
     return problems
 
 
-def kernel_log_check(lines, blocks):
+def kernel_log_check(lines, blocks, patterns=KERNEL_BAD):
     bad = []
     dmesg = [l for k, _, _, ls in blocks if k == "dmesg" for l in ls]
     # Console lines printed by the kernel carry a "[ seconds.micro]" stamp;
@@ -306,12 +335,25 @@ def kernel_log_check(lines, blocks):
     candidates = dmesg + [l for l in lines if KERNEL_LINE.search(l)]
     seen = set()
     for line in candidates:
-        if any(p.search(line) for p in KERNEL_BAD):
+        if any(p.search(line) for p in patterns):
             key = line.strip()
             if key not in seen:
                 seen.add(key)
                 bad.append(key)
     return bad, bool(dmesg)
+
+
+def leak_check(text):
+    """The live counters that are not zero in a counters dump, or a problem."""
+    vals = {}
+    for line in text.splitlines():
+        m = re.match(r"^(\w+) (-?\d+)$", line.strip())
+        if m:
+            vals[m.group(1)] = int(m.group(2))
+    missing = [c for c in LIVE_COUNTERS if c not in vals]
+    if missing:
+        return ["counters missing: %s" % " ".join(missing)]
+    return ["%s %d" % (c, vals[c]) for c in LIVE_COUNTERS if vals[c] != 0]
 
 
 def run_qemu(cmd, log_path, timeout, verbose):
@@ -396,9 +438,28 @@ def main():
     ap.add_argument("--timeout", type=int, default=900,
                     help="seconds before QEMU is killed (default 900: module loads bind edu, "
                          "which takes seconds each, see Documentation/testing-vm.rst)")
+    ap.add_argument("--fault-inject", nargs="?", const="10,100,100000",
+                    metavar="PROBABILITY,INTERVAL,TIMES",
+                    help="selftests mode on the debug kernel: fail PROBABILITY %% of the "
+                         "selftests' slab and page allocations (failslab, fail_page_alloc "
+                         "with a task filter; every INTERVAL-th, at most TIMES; default "
+                         "10,100,100000: one allocation in a thousand); implies --leak-check; "
+                         "test results do not count")
+    ap.add_argument("--leak-check", action="store_true",
+                    help="after the selftests, fail unless mcp.ko's live-object counters "
+                         "are zero and the module unloads")
     ap.add_argument("--log", help="console log (default build/vm/vm-TOPOLOGY-MODE.log)")
     ap.add_argument("-v", "--verbose", action="store_true", help="echo the console live")
     args = ap.parse_args()
+    if args.fault_inject is not None:
+        if args.mode != "selftests":
+            print("run-vm: --fault-inject needs --mode selftests", file=sys.stderr)
+            return 2
+        if not re.fullmatch(r"\d+(,\d+(,-?\d+)?)?", args.fault_inject):
+            print("run-vm: --fault-inject takes PROBABILITY[,INTERVAL[,TIMES]]",
+                  file=sys.stderr)
+            return 2
+        args.leak_check = True
 
     if not args.kernel or not os.path.exists(args.kernel):
         print("run-vm: kernel %s not found (scripts/install-deps.sh)" % args.kernel, file=sys.stderr)
@@ -429,6 +490,10 @@ def main():
         and os.access(mcpctl, os.X_OK))
     for kv in args.env:
         build += ["-E", kv]
+    if args.fault_inject is not None:
+        build += ["-E", "MCP_FAULT_INJECT=" + args.fault_inject]
+    if args.leak_check:
+        build += ["-E", "MCP_LEAK_CHECK=1"]
     if args.mode == "selftests" and want_cross:
         build.append("-x")
     elif args.mode == "selftests" and not args.test and not args.binary:
@@ -465,9 +530,11 @@ def main():
     ntap = 0
     cmds = {}
     bench_out = []
+    # Under fault injection the selftests' own results are only reported.
+    tap = Results() if args.fault_inject is not None else res
     for kind, name, rc, blines in blocks:
         if kind == "selftest":
-            ntap += parse_selftest(res, name, rc, blines)
+            ntap += parse_selftest(tap, name, rc, blines)
         elif kind == "bench":
             res.add("bench:" + name, rc == 0, "" if rc == 0 else "exit %s" % rc)
             bench_out.append("\n".join(blines))
@@ -496,7 +563,30 @@ def main():
         with open(os.path.join(vm_dir, "bench-%s.txt" % args.topology), "w") as f:
             f.write(text)
 
-    bad, had_dmesg = kernel_log_check(lines, blocks)
+    if args.fault_inject is not None:
+        for name, passed, det in tap.items:
+            if not passed:
+                print("fault-inject: FAIL %s%s" % (name, ": " + det if det else ""))
+        injected = " ".join(l.strip() for l in cmds.get("fault-report", (0, ""))[1].splitlines()
+                            if "injected" in l)
+        print("fault-inject: selftests %d passed, %d failed, %d skipped (not counted); %s"
+              % (tap.passed, tap.failed, tap.skipped, injected or "no fault report"))
+        if "fault-report" not in cmds:
+            res.add("fault-inject:report", False, "no fault report (setup failed?)")
+
+    if args.leak_check and booted:
+        c = cmds.get("counters")
+        if not c:
+            res.add("leak-check:counters", False, "no counters dump")
+        else:
+            problems = leak_check(c[1])
+            res.add("leak-check:counters", not problems, "; ".join(problems))
+        u = cmds.get("final-rmmod")
+        res.add("leak-check:unload", bool(u) and u[0] == 0,
+                "" if u and u[0] == 0 else ("rmmod exit %s" % u[0] if u else "no final rmmod"))
+
+    bad, had_dmesg = kernel_log_check(lines, blocks, KERNEL_BAD_FAULTS
+                                      if args.fault_inject is not None else KERNEL_BAD)
     detail = "; ".join(bad[:20])
     if not had_dmesg:
         detail = (detail + "; " if detail else "") + "no dmesg dump (console lines only)"
