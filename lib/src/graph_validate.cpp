@@ -801,18 +801,23 @@ std::optional<GraphError> Validator::node_shape(std::uint32_t i)
 	}
 }
 
+// A tensor as the operators' rules see it.
+detail::OpTensor op_view(const struct mcp_graph_tensor &t)
+{
+	detail::OpTensor o;
+
+	o.dtype = t.dtype;
+	o.rank = t.rank;
+	o.layout = t.layout;
+	std::copy(t.dims, t.dims + MCP_GRAPH_MAX_RANK, o.dims);
+	return o;
+}
+
 // The CNN operators' rules (graph_ops_conv.cpp) on node @i's tensors.
 std::optional<detail::CnnRuleError> Validator::cnn_rules(std::uint32_t i) const
 {
 	const auto &n = g_.nodes[i];
-	const auto view = [](const struct mcp_graph_tensor &t) {
-		detail::OpTensor o;
-		o.dtype = t.dtype;
-		o.rank = t.rank;
-		o.layout = t.layout;
-		std::copy(t.dims, t.dims + MCP_GRAPH_MAX_RANK, o.dims);
-		return o;
-	};
+	const auto view = op_view;
 	std::vector<detail::OpTensor> ins;
 	for (unsigned k = 0; k < n.n_inputs; k++)
 		ins.push_back(view(in(n, k)));
@@ -824,15 +829,7 @@ std::optional<detail::CnnRuleError> Validator::cnn_rules(std::uint32_t i) const
 std::optional<GraphError> Validator::ew_rules(std::uint32_t i, detail::ew::Stage stage)
 {
 	const auto &n = g_.nodes[i];
-	const auto op_tensor = [&](std::uint32_t t) {
-		const auto &x = g_.tensors[t];
-		detail::OpTensor o;
-		o.dtype = x.dtype;
-		o.rank = x.rank;
-		o.layout = x.layout;
-		std::copy(x.dims, x.dims + MCP_GRAPH_MAX_RANK, o.dims);
-		return o;
-	};
+	const auto op_tensor = [&](std::uint32_t t) { return op_view(g_.tensors[t]); };
 	std::vector<detail::OpTensor> ins, outs;
 	for (unsigned k = 0; k < n.n_inputs; k++)
 		ins.push_back(op_tensor(n.inputs[k]));
