@@ -7,8 +7,11 @@
 // one CPU over a window with no kept task (the baseline: idle sampling and
 // the pass itself), then places TASKS sleeping child processes with
 // MCP_PLACE_KEEP (each with a little memory of its own to sample), measures
-// the same window again, and prints both shares and their ratio.
-// Target: at most 1% of one CPU with 1,000 kept tasks.
+// the same window again, and prints both shares and their ratio.  Then it
+// places the same tasks again with MCP_PLACE_ADAPTIVE too (they sleep, so
+// none moves: the cost is the run-queue look itself), measures a third
+// window and prints what adaptive placement adds per kept task and pass.
+// Target: at most 1% of one CPU with 1,000 kept tasks, adaptive or not.
 //
 // Usage: mcp_rebalance_bench [TASKS [WINDOW_SECONDS]]   (1000, 5)
 #include <chrono>
@@ -61,15 +64,19 @@ void write_line(const char *path, const std::string &value)
 		throw std::runtime_error(std::string("cannot write ") + path);
 }
 
-// Share of one CPU the rebalancer used over @seconds, in percent.
-double rebalancer_cpu_pct(double seconds, long long *passes)
+// Share of one CPU the rebalancer used over @seconds, in percent; its
+// busy time per pass in *@pass_ns.
+double rebalancer_cpu_pct(double seconds, long long *passes, double *pass_ns = nullptr)
 {
 	long long ns0 = counter("rebalance_ns"), p0 = counter("rebalance_passes");
 	auto t0 = std::chrono::steady_clock::now();
 	std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
 	std::chrono::duration<double, std::nano> wall = std::chrono::steady_clock::now() - t0;
 	*passes = counter("rebalance_passes") - p0;
-	return 100.0 * double(counter("rebalance_ns") - ns0) / wall.count();
+	const double busy = double(counter("rebalance_ns") - ns0);
+	if (pass_ns)
+		*pass_ns = *passes ? busy / double(*passes) : 0;
+	return 100.0 * busy / wall.count();
 }
 
 // Sleeping children with 64 KiB of touched memory each, killed on scope exit.
@@ -135,8 +142,18 @@ int main(int argc, char **argv)
 			write_line(rebalance_ms_path, saved_ms);
 			return 1;
 		}
-		long long kept_passes = 0;
-		double kept_pct = rebalancer_cpu_pct(window, &kept_passes);
+		long long kept_passes = 0, adaptive_passes = 0;
+		double kept_pass_ns = 0, adaptive_pass_ns = 0, adaptive_pct = -1;
+		double kept_pct = rebalancer_cpu_pct(window, &kept_passes, &kept_pass_ns);
+		if (dev.version().has(mcp::feature::place_adaptive)) {
+			opts.adaptive = true;
+			opts.force = true;
+			for (std::size_t i = 0; i < children.pids.size(); i++) {
+				opts.node = nodes[i % nodes.size()].id;
+				dev.place(children.pids[i], opts);
+			}
+			adaptive_pct = rebalancer_cpu_pct(window, &adaptive_passes, &adaptive_pass_ns);
+		}
 		write_line(rebalance_ms_path, saved_ms);
 
 		std::printf("rebalancer at rebalance_ms=100, %.0f s windows\n", window);
@@ -146,8 +163,19 @@ int main(int argc, char **argv)
 			    tasks, kept_pct, kept_passes);
 		std::printf("  ratio kept/baseline: %.1fx; target <= 1%% of one CPU: %s\n",
 			    base_pct > 0 ? kept_pct / base_pct : 0.0, kept_pct <= 1.0 ? "met" : "NOT met");
-		std::printf("bench-result rebalance tasks=%u base_pct=%.3f kept_pct=%.3f\n",
-			    tasks, base_pct, kept_pct);
+		if (adaptive_pct < 0) {
+			std::printf("  adaptive: unsupported (this mcp.ko has no place-adaptive)\n");
+		} else {
+			std::printf("  %u adaptive kept tasks: %6.3f %% of one CPU (%lld passes)\n",
+				    tasks, adaptive_pct, adaptive_passes);
+			std::printf("  ratio adaptive/kept: %.2fx; adaptive adds %.0f ns per task "
+				    "per pass; target <= 1%% of one CPU: %s\n",
+				    kept_pct > 0 ? adaptive_pct / kept_pct : 0.0,
+				    (adaptive_pass_ns - kept_pass_ns) / tasks,
+				    adaptive_pct <= 1.0 ? "met" : "NOT met");
+		}
+		std::printf("bench-result rebalance tasks=%u base_pct=%.3f kept_pct=%.3f "
+			    "adaptive_pct=%.3f\n", tasks, base_pct, kept_pct, adaptive_pct);
 	} catch (const std::exception &e) {
 		if (!saved_ms.empty())
 			try {
