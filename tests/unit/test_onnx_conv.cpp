@@ -26,6 +26,7 @@
 
 #include "graph_ops.hpp"
 #include "helpers.hpp"
+#include "onnx_compare.hpp"
 
 namespace {
 
@@ -36,59 +37,10 @@ bool contains(const std::string &s, const std::string &part)
 	return s.find(part) != std::string::npos;
 }
 
-// ORT's y for @model on @input, against MCP's imported and inline-run y.
-// The worst relative error.
-double against_ort(const std::string &model, const std::string &input,
-		   const mcp::onnx::ImportOptions &opts = {})
-{
-	std::string why;
-	if (!test::have_ort(why))
-		cr_skip_test("%s", why.c_str());
-	const std::string tmp = "/tmp/mcp-onnx-conv-" + std::to_string(getpid());
-	const test::RunResult ort = test::run(
-		{"/usr/bin/env", "node", MCP_SOURCE_DIR "/tests/onnx/ort_run.js", models + "/" + model,
-		 tmp, "x=" + models + "/" + input},
-		{"MCP_ORT_NODE_DIR=" MCP_ORT_NODE_DIR});
-	cr_assert_eq(ort.exit_code, 0, "%s: ort_run.js: %s", model.c_str(), ort.err.c_str());
-	const mcp::npy::Array want = mcp::npy::read(tmp + "/y.npy");
-	std::system(("rm -rf " + tmp).c_str());
-
-	const mcp::GraphDef def = mcp::onnx::import(models + "/" + model, opts);
-	// Sized up front: the spans point into mem's elements.
-	std::vector<std::vector<std::byte>> mem(def.buffers.size());
-	std::vector<std::span<std::byte>> spans;
-	for (std::size_t i = 0; i < mem.size(); i++)
-		spans.emplace_back(mem[i] = std::vector<std::byte>(def.buffers[i].length));
-	const auto x = def.find_buffer("x"), y = def.find_buffer("y");
-	cr_assert(x && y, "%s: no buffer x or y", model.c_str());
-	mcp::npy::load_buffer(def, "x", models + "/" + input, mem[*x]);
-	mcp::Runtime::run_inline(def, spans);
-
-	const auto yt = mcp::npy::buffer_tensor(def, *y);
-	cr_assert(yt.has_value());
-	const auto &dims = def.tensors[*yt].dims;
-	cr_assert_eq(dims.size(), want.shape.size(), "%s: rank", model.c_str());
-	for (std::size_t k = 0; k < dims.size(); k++)
-		cr_assert_eq(dims[k], want.shape[k], "%s: dim %zu: mcp %u, ort %llu", model.c_str(), k,
-			     dims[k], static_cast<unsigned long long>(want.shape[k]));
-	const auto *got = reinterpret_cast<const float *>(mem[*y].data());
-	const auto *ref = reinterpret_cast<const float *>(want.data.data());
-	double worst = 0;
-	for (std::size_t i = 0; i < want.elements(); i++) {
-		const double err = std::fabs(double(got[i]) - ref[i]) / std::max(1.0, std::fabs(double(ref[i])));
-		worst = std::max(worst, err);
-		cr_assert_leq(err, 1e-4, "%s: element %zu: mcp %.7g, ort %.7g", model.c_str(), i,
-			      double(got[i]), double(ref[i]));
-	}
-	cr_log_info("%s: %llu outputs, worst relative error %.3g", model.c_str(),
-		    static_cast<unsigned long long>(want.elements()), worst);
-	return worst;
-}
-
 void cases_against_ort(std::initializer_list<const char *> names)
 {
 	for (const char *n : names)
-		against_ort(std::string("cnn_") + n + ".onnx", std::string("x_cnn_") + n + ".npy");
+		test::compare_with_ort(models, std::string("cnn_") + n + ".onnx", std::string("x_cnn_") + n + ".npy");
 }
 
 std::string refusal(const std::string &model)
@@ -117,7 +69,7 @@ Test(onnx_conv, resnet_matches_onnx_runtime, .timeout = 60)
 {
 	mcp::onnx::ImportOptions o;
 	o.inputs.push_back(mcp::onnx::parse_input_spec("x=2x3x32x32"));
-	against_ort("resnet.onnx", "x_resnet.npy", o);
+	test::compare_with_ort(models, "resnet.onnx", "x_resnet.npy", o);
 }
 
 Test(onnx_conv, resnet_folds_batchnorm_and_fuses_relu)

@@ -25,6 +25,7 @@
 #include "graph_internal.hpp"
 #include "graph_ops_elementwise.hpp"
 #include "helpers.hpp"
+#include "onnx_compare.hpp"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wshadow"
@@ -38,88 +39,6 @@ const std::string dir = MCP_ONNX_DIR;
 bool has(const std::string &s, const std::string &part)
 {
 	return s.find(part) != std::string::npos;
-}
-
-// The .npy files ORT wrote into @out, by output name.
-std::vector<std::string> outputs_in(const std::string &out)
-{
-	std::vector<std::string> names;
-	DIR *d = opendir(out.c_str());
-	cr_assert_not_null(d, "%s", out.c_str());
-	while (const dirent *e = readdir(d)) {
-		const std::string f = e->d_name;
-		if (f.size() > 4 && f.compare(f.size() - 4, 4, ".npy") == 0)
-			names.push_back(f.substr(0, f.size() - 4));
-	}
-	closedir(d);
-	return names;
-}
-
-// Imports @model with @opts, runs it inline on @input (as x), runs ORT on
-// the same files and compares every graph output.  Returns the graph.
-mcp::GraphDef compare_outputs(const std::string &model, const std::string &input,
-			      const mcp::onnx::ImportOptions &opts = {}, unsigned want_outputs = 0)
-{
-	std::string why;
-	if (!test::have_ort(why))
-		cr_skip_test("%s", why.c_str());
-	char tmpl[] = "/tmp/mcp-onnx-ops-XXXXXX";
-	cr_assert_not_null(mkdtemp(tmpl));
-	const std::string out = tmpl;
-	const test::RunResult r = test::run(
-		{"/usr/bin/env", "node", MCP_SOURCE_DIR "/tests/onnx/ort_run.js", dir + "/" + model, out,
-		 "x=" + dir + "/" + input},
-		{"MCP_ORT_NODE_DIR=" MCP_ORT_NODE_DIR});
-	cr_assert_eq(r.exit_code, 0, "ort_run.js: %s", r.err.c_str());
-
-	const mcp::GraphDef def = mcp::onnx::import(dir + "/" + model, opts);
-	if (auto e = def.validate())
-		cr_assert_fail("%s: %s", model.c_str(), e->message.c_str());
-	std::vector<std::vector<std::byte>> mem;
-	std::vector<std::span<std::byte>> spans;
-	for (const auto &b : def.buffers)
-		mem.emplace_back(b.length);
-	for (auto &m : mem)
-		spans.emplace_back(m);
-	const auto xb = def.find_buffer("x");
-	cr_assert(xb.has_value());
-	mcp::npy::load_buffer(def, "x", dir + "/" + input, mem[*xb]);
-	mcp::Runtime::run_inline(def, spans);
-
-	const auto names = outputs_in(out);
-	cr_assert_gt(names.size(), 0u);
-	if (want_outputs)
-		cr_expect_eq(names.size(), want_outputs, "%s: %zu outputs", model.c_str(), names.size());
-	double worst = 0;
-	for (const auto &name : names) {
-		const mcp::npy::Array ref = mcp::npy::read(out + "/" + name + ".npy");
-		const auto b = def.find_buffer(name);
-		cr_assert(b.has_value(), "%s: no buffer %s", model.c_str(), name.c_str());
-		const auto t = mcp::npy::buffer_tensor(def, *b);
-		cr_assert(t.has_value());
-		const auto &dims = def.tensors[*t].dims;
-		cr_assert(std::equal(dims.begin(), dims.end(), ref.shape.begin(), ref.shape.end()),
-			  "%s: %s has shape %s, ORT %s", model.c_str(), name.c_str(),
-			  mcp::detail::dims_text(dims).c_str(),
-			  mcp::npy::shape_text(ref.shape).c_str());
-		const auto *y = reinterpret_cast<const float *>(mem[*b].data());
-		const auto *o = reinterpret_cast<const float *>(ref.data.data());
-		for (std::size_t i = 0; i < ref.elements(); i++) {
-			if (std::isnan(o[i])) {
-				cr_assert(std::isnan(y[i]), "%s: %s[%zu]: mcp %.7g, ort NaN", model.c_str(),
-					  name.c_str(), i, double(y[i]));
-				continue;
-			}
-			const double err = std::fabs(double(y[i]) - o[i]) / std::max(1.0, std::fabs(double(o[i])));
-			worst = std::max(worst, err);
-			cr_assert_leq(err, 1e-4, "%s: %s[%zu]: mcp %.7g, ort %.7g", model.c_str(),
-				      name.c_str(), i, double(y[i]), double(o[i]));
-		}
-	}
-	cr_log_info("%s on %s: %zu outputs match ORT, worst relative error %.3g", model.c_str(),
-		    input.c_str(), names.size(), worst);
-	std::system(("rm -rf " + out).c_str());
-	return def;
 }
 
 std::string import_error(const std::string &model)
@@ -138,7 +57,7 @@ std::string import_error(const std::string &model)
 
 Test(onnx_ops, shapes_model_batch_1_matches_onnx_runtime, .timeout = 30)
 {
-	const mcp::GraphDef def = compare_outputs("shapes.onnx", "x_shapes1.npy", {}, 2);
+	const mcp::GraphDef def = test::compare_with_ort(dir, "shapes.onnx", "x_shapes1.npy", {}, 2);
 	cr_expect(has(def.notes, "input x: dim 0 ('N') is dynamic, set to 1"), "%s", def.notes.c_str());
 	// The shape sub-graphs folded: only run-time operators are left.
 	unsigned n = 0;
@@ -153,7 +72,7 @@ Test(onnx_ops, shapes_model_batch_3_matches_onnx_runtime, .timeout = 30)
 {
 	mcp::onnx::ImportOptions o;
 	o.inputs.push_back(mcp::onnx::parse_input_spec("x=3x4x6"));
-	const mcp::GraphDef def = compare_outputs("shapes.onnx", "x_shapes3.npy", o, 2);
+	const mcp::GraphDef def = test::compare_with_ort(dir, "shapes.onnx", "x_shapes3.npy", o, 2);
 	const auto y = def.find_buffer("y");
 	cr_assert(y.has_value());
 	const auto t = mcp::npy::buffer_tensor(def, *y);
@@ -162,12 +81,12 @@ Test(onnx_ops, shapes_model_batch_3_matches_onnx_runtime, .timeout = 30)
 
 Test(onnx_ops, opset9_attributes_and_coerced_softmax_match_onnx_runtime, .timeout = 30)
 {
-	compare_outputs("ops9.onnx", "x_ops.npy", {}, 7);
+	test::compare_with_ort(dir, "ops9.onnx", "x_ops.npy", {}, 7);
 }
 
 Test(onnx_ops, opset13_operators_match_onnx_runtime, .timeout = 30)
 {
-	const mcp::GraphDef def = compare_outputs("ops13.onnx", "x_ops.npy", {}, 30);
+	const mcp::GraphDef def = test::compare_with_ort(dir, "ops13.onnx", "x_ops.npy", {}, 30);
 	// Five inputs: two chained concats; the scalar exponent is UNARY.
 	unsigned concat = 0, unary_pow = 0, pow = 0;
 	for (const auto &n : def.nodes) {
@@ -183,7 +102,7 @@ Test(onnx_ops, opset13_operators_match_onnx_runtime, .timeout = 30)
 
 Test(onnx_ops, opset14_hardswish_and_clip_match_onnx_runtime, .timeout = 30)
 {
-	compare_outputs("ops14.onnx", "x_ops.npy", {}, 2);
+	test::compare_with_ort(dir, "ops14.onnx", "x_ops.npy", {}, 2);
 }
 
 Test(onnx_ops, bad_gather_index_is_refused_naming_the_node)
