@@ -63,18 +63,15 @@ using mcp::trace::Log2Histogram;
 
 namespace {
 
-// A peer program from Debian's packages, or nullptr.
-const char *peer_path(const char *name)
+// The peers where Debian installs them (libbpf-tools, rt-tests); the
+// test VM's image has them at the same paths.
+constexpr const char runqlat[] = "/usr/sbin/runqlat";
+constexpr const char hackbench[] = "/usr/bin/hackbench";
+constexpr const char cyclictest[] = "/usr/bin/cyclictest";
+
+bool installed(const char *path)
 {
-	static std::map<std::string, std::string> found;
-	auto [it, fresh] = found.try_emplace(name);
-	if (fresh)
-		for (const char *dir : {"/usr/sbin/", "/usr/bin/"})
-			if (access((dir + std::string(name)).c_str(), X_OK) == 0) {
-				it->second = dir + std::string(name);
-				break;
-			}
-	return it->second.empty() ? nullptr : it->second.c_str();
+	return access(path, X_OK) == 0;
 }
 
 // This build's mcpctl, MCP_PEER_MCPCTL, or the test VM's copy.
@@ -89,7 +86,7 @@ void skip_unless_peers()
 {
 	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK) != 0)
 		cr_skip_test("needs root and kernel BTF (BPF not allowed here)");
-	if (!peer_path("runqlat"))
+	if (!installed(runqlat))
 		cr_skip_test("runqlat not installed (Debian's libbpf-tools)");
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		cr_skip_test("needs two CPUs");
@@ -283,7 +280,7 @@ void run_both(const Workload &work, Outcome &o)
 	const char *mcpctl = mcpctl_path();
 	const std::string pid = std::to_string(child);
 	const std::string tmp = "/tmp/mcp-peer-" + std::to_string(getpid());
-	Tool rq = spawn({peer_path("runqlat"), "-p", pid, "99", "1"}, tmp + ".runqlat");
+	Tool rq = spawn({runqlat, "-p", pid, "99", "1"}, tmp + ".runqlat");
 	Tool mc = spawn({mcpctl, "trace", "sched", "-p", pid, "99", "1", "--json"}, tmp + ".mcp");
 	const bool ready = wait_attached(rq, mc);
 	cr_assert(write(gate[1], "g", 1) == 1);
@@ -502,11 +499,10 @@ Test(trace_peers, affinity_flips_agree_with_runqlat)
 Test(trace_peers, hackbench_threads_agree_with_runqlat)
 {
 	skip_unless_peers();
-	const char *hackbench = peer_path("hackbench");
-	if (!hackbench)
+	if (!installed(hackbench))
 		cr_skip_test("hackbench not installed (Debian's rt-tests)");
 	Outcome o;
-	run_both([hackbench](Shared *) {
+	run_both([](Shared *) {
 		exec_quiet({hackbench, "-T", "-p", "-g", "2", "-f", "4", "-l", "1000"});
 	}, o);
 	expect_agree("hackbench", o);
@@ -517,11 +513,10 @@ Test(trace_peers, hackbench_threads_agree_with_runqlat)
 Test(trace_peers, cyclictest_fifo_timer_agrees_with_runqlat)
 {
 	skip_unless_peers();
-	const char *cyclictest = peer_path("cyclictest");
-	if (!cyclictest)
+	if (!installed(cyclictest))
 		cr_skip_test("cyclictest not installed (Debian's rt-tests)");
 	Outcome o;
-	run_both([cyclictest](Shared *) {
+	run_both([](Shared *) {
 		exec_quiet({cyclictest, "-q", "-t", "1", "-p", "80", "-i", "1000", "-l", "400"});
 	}, o);
 	expect_agree("cyclictest", o);
@@ -587,7 +582,7 @@ Test(trace_peers, sigcont_first_waits_are_recorded)
 	const char *mcpctl = mcpctl_path();
 	const std::string pid = std::to_string(child);
 	const std::string tmp = "/tmp/mcp-peer-cont-" + std::to_string(getpid());
-	Tool rq = spawn({peer_path("runqlat"), "-p", pid, "99", "1"}, tmp + ".runqlat");
+	Tool rq = spawn({runqlat, "-p", pid, "99", "1"}, tmp + ".runqlat");
 	Tool mc = spawn({mcpctl, "trace", "sched", "-p", pid, "99", "1", "--json"}, tmp + ".mcp");
 	const bool ready = wait_attached(rq, mc);
 	kill(child, SIGCONT);
