@@ -136,8 +136,10 @@ void mcp_dma_ctx_fini(struct mcp_ctx *ctx);
 bool mcp_dma_has_device_engine(struct mcp_ctx *ctx);
 /*
  * A copy of @length bytes between two BOs for the kernel (graph COPY
- * nodes on a device engine), run as a DMA job of @ctx on @engine (an
- * MCP_ENGINE_*) by @deadline_ns.  Takes its own references on the BOs.
+ * nodes on a device engine), run as a DMA job of @ctx on @engine by
+ * @deadline_ns.  Only MCP_ENGINE_DEVICE (-EINVAL else): a cpu engine job
+ * runs on a worker its submitter made (mcp_charge.c), and the kernel is
+ * not one.  Takes its own references on the BOs.
  * Return: the job's fence with a reference for the caller, or an ERR_PTR.
  */
 struct dma_fence *mcp_dma_submit_kernel(struct mcp_ctx *ctx, u32 engine,

@@ -33,6 +33,7 @@
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 
+#include "mcp_charge.h"
 #include "mcp_ctx.h"
 #include "mcp_dma.h"
 #include "mcp_internal.h"
@@ -83,6 +84,7 @@ struct mcp_dma_stats {
  * @closing:	the fd is being closed: new and queued jobs are cancelled
  * @orphaned:	the fd is closed: the last job to finish frees the state
  * @mdev:	the device whose @knobs these are (a reference), or NULL
+ * @charged:	the workers that run its cpu engine jobs (mcp_charge.c)
  * @stats:	per engine
  */
 struct mcp_dma_ctx {
@@ -99,6 +101,7 @@ struct mcp_dma_ctx {
 	bool closing;
 	bool orphaned;
 	struct mcp_dev *mdev;
+	struct mcp_charged *charged;
 	struct mcp_dma_stats stats[MCP_DMA_ENGINES];
 };
 
@@ -201,6 +204,11 @@ static struct mcp_dma_ctx *mcp_dma_ctx_alloc(struct mcp_ctx *ctx)
 	dctx = kzalloc(sizeof(*dctx), GFP_KERNEL_ACCOUNT);
 	if (!dctx)
 		return ERR_PTR(-ENOMEM);
+	dctx->charged = mcp_charged_alloc();
+	if (!dctx->charged) {
+		kfree(dctx);
+		return ERR_PTR(-ENOMEM);
+	}
 
 	spin_lock_init(&dctx->lock);
 	INIT_LIST_HEAD(&dctx->queue);
@@ -229,6 +237,7 @@ static struct mcp_dma_ctx *mcp_dma_ctx_alloc(struct mcp_ctx *ctx)
 		}
 	}
 	if (ret) {
+		mcp_charged_free(dctx->charged);
 		kfree(dctx);
 		return ERR_PTR(ret);
 	}
@@ -242,6 +251,7 @@ static void mcp_dma_ctx_free(struct mcp_dma_ctx *dctx)
 		mcp_engine_put(dctx->engines[MCP_ENGINE_DEVICE]);
 	if (dctx->mdev)
 		mcp_dev_put(dctx->mdev);
+	mcp_charged_free(dctx->charged);
 	kfree(dctx);
 }
 
@@ -281,6 +291,11 @@ void mcp_dma_job_fail_async(struct mcp_dma_job *job, int error)
 	job->error = error;
 	INIT_WORK(&job->fail_work, mcp_dma_job_fail_work);
 	queue_work(mcp_dma_wq, &job->fail_work);
+}
+
+struct mcp_charged *mcp_dma_job_charged(struct mcp_dma_job *job)
+{
+	return job->dctx->charged;
 }
 
 bool mcp_dma_job_cancelled(struct mcp_dma_job *job)
@@ -653,6 +668,11 @@ int mcp_ioctl_dma_submit(struct file *file, void *karg)
 		ret = mcp_dma_job_map(job);
 		if (ret)
 			goto err_free_job;
+		/* The copy runs in the caller's cgroups (mcp_charge.c). */
+		ret = mcp_charged_prepare(dctx->charged, job->node);
+		if (ret < 0)
+			goto err_free_job;
+		job->run_node = ret;
 	}
 
 	job->seqno = atomic64_inc_return(&dctx->seqno);
@@ -722,12 +742,14 @@ struct dma_fence *mcp_dma_submit_kernel(struct mcp_ctx *ctx, u32 engine,
 {
 	struct mcp_dma_ctx *dctx;
 	struct mcp_dma_job *job;
-	int ret;
 
+	/* The cpu engine's jobs need a worker made by their submitter. */
+	if (engine != MCP_ENGINE_DEVICE)
+		return ERR_PTR(-EINVAL);
 	dctx = mcp_dma_ctx_get(ctx);
 	if (IS_ERR(dctx))
 		return ERR_CAST(dctx);
-	if (engine >= MCP_DMA_ENGINES || !dctx->engines[engine])
+	if (!dctx->engines[engine])
 		return ERR_PTR(-ENOENT);
 
 	job = kzalloc(sizeof(*job), GFP_KERNEL_ACCOUNT);
@@ -754,12 +776,6 @@ struct dma_fence *mcp_dma_submit_kernel(struct mcp_ctx *ctx, u32 engine,
 	hrtimer_init(&job->deadline_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	job->deadline_timer.function = mcp_dma_deadline_fn;
 
-	if (engine == MCP_ENGINE_CPU) {
-		ret = mcp_dma_job_map(job);
-		if (ret)
-			goto err_free_job;
-	}
-
 	job->seqno = atomic64_inc_return(&dctx->seqno);
 	spin_lock_init(&job->fence_lock);
 	dma_fence_init(&job->fence, &mcp_fence_ops, &job->fence_lock,
@@ -771,12 +787,6 @@ struct dma_fence *mcp_dma_submit_kernel(struct mcp_ctx *ctx, u32 engine,
 	dma_fence_get(&job->fence);
 	mcp_dma_job_commit(dctx, job);
 	return &job->fence;
-
-err_free_job:
-	kfree(job);
-	mcp_bo_put(src);
-	mcp_bo_put(dst);
-	return ERR_PTR(ret);
 }
 
 void mcp_ioctl_dma_submit_publish(void *karg, bool copied)
@@ -887,9 +897,15 @@ int mcp_dma_init(void)
 {
 	int ret;
 
+	/* Also the graph scheduler's, which starts after this. */
+	ret = mcp_charge_init();
+	if (ret)
+		return ret;
 	mcp_dma_wq = alloc_workqueue("mcp_dma", WQ_UNBOUND, 0);
-	if (!mcp_dma_wq)
-		return -ENOMEM;
+	if (!mcp_dma_wq) {
+		ret = -ENOMEM;
+		goto err_charge_exit;
+	}
 
 	ret = mcp_engine_cpu_init();
 	if (ret)
@@ -898,6 +914,8 @@ int mcp_dma_init(void)
 
 err_destroy_wq:
 	destroy_workqueue(mcp_dma_wq);
+err_charge_exit:
+	mcp_charge_exit();
 	return ret;
 }
 
@@ -905,4 +923,6 @@ void mcp_dma_exit(void)
 {
 	mcp_engine_cpu_exit();
 	destroy_workqueue(mcp_dma_wq);
+	/* Last: finishing a DMA job may free its context's workers. */
+	mcp_charge_exit();
 }

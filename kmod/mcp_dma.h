@@ -28,6 +28,7 @@
 #include <linux/dma-fence.h>
 #include <linux/hrtimer.h>
 #include <linux/kref.h>
+#include <linux/kthread.h>
 #include <linux/list.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -53,6 +54,9 @@ struct mcp_engine;
  * @src_vaddr:	cpu engine: kernel address of the source range
  * @dst_vaddr:	cpu engine: kernel address of the destination range
  * @node:	cpu engine: the node the destination range is on
+ * @run_node:	cpu engine: the node of the submitter's worker that runs
+ *		it (mcp_charged_prepare())
+ * @cpu_work:	cpu engine: runs it on that worker
  * @src_offset:	byte offset in @src
  * @dst_offset:	byte offset in @dst
  * @length:	bytes to copy
@@ -82,6 +86,8 @@ struct mcp_dma_job {
 	void *src_vaddr;
 	void *dst_vaddr;
 	int node;
+	int run_node;
+	struct kthread_work cpu_work;
 	u64 src_offset;
 	u64 dst_offset;
 	u64 length;
@@ -132,10 +138,11 @@ struct mcp_engine {
  */
 int mcp_dma_job_start(struct mcp_dma_job *job);
 bool mcp_dma_job_cancelled(struct mcp_dma_job *job);
+struct mcp_charged *mcp_dma_job_charged(struct mcp_dma_job *job);
 void mcp_dma_job_finish(struct mcp_dma_job *job, int error);
 void mcp_dma_job_fail_async(struct mcp_dma_job *job, int error);
 
-/* mcp_engine_cpu.c: one kthread_worker per node with CPUs */
+/* mcp_engine_cpu.c: jobs on the submitter's charged workers (mcp_charge.c) */
 int mcp_engine_cpu_init(void);
 void mcp_engine_cpu_exit(void);
 struct mcp_engine *mcp_engine_cpu(void);

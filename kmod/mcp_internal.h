@@ -47,15 +47,22 @@
  *			worker jobs and workers; process context only,
  *			nothing sleeps, no fence is signalled and no copy
  *			to or from user memory is made under it; nothing
- *			nests inside but wake_up()'s wait-queue locks and
- *			the workqueue pool lock of queue_work_node() (a
- *			ready CPU or DEVICE job is queued under it)
+ *			nests inside but wake_up()'s wait-queue locks, the
+ *			workqueue pool lock of queue_work_node() and a
+ *			kthread_worker's lock (a ready DEVICE or CPU job is
+ *			queued under it)
+ *
+ *   mcp_charged.lock	mutex (mcp_charge.h): creation of a context's
+ *			charged workers, in the submitting ioctl with no
+ *			other MCP lock held; cgroup_mutex and
+ *			cpus_read_lock() nest inside
+ *			(cgroup_attach_task_all())
  *
  *   dma_fence.lock	an in-fence's, around its callbacks (mcp_dma.c and
  *			mcp_sched.c, which only queues a work item there)
  *     mcp_dma_ctx.lock	spinlock, irq-safe: a context's DMA job queue;
  *			nothing sleeps under it
- *     DMA engine locks	spinlocks, irq-safe (mcp_engine_*.c): an engine's
+ *     DMA engine locks	spinlocks, irq-safe (mcp_engine_edu.c): an engine's
  *			queue; never under mcp_dma_ctx.lock
  *
  * mcp_place.h, mcp_pci.h and mcp_dma.h have the details.  The counters

@@ -8,9 +8,10 @@
  * Each execution counts, per node, the nodes it still waits for; a node
  * whose count reaches zero is a ready job and goes to its engine class:
  *
- *   CPU	the graph workqueue (unbound), queued on the NUMA node of its
- *		first output's BO; COPY, TILE16, QUANT_I8, DEQUANT_I8 run in
- *		slices with a reschedule and a stop check between them; NOP
+ *   CPU	the submitter's worker (mcp_charge.c: in its cgroups) for the
+ *		NUMA node of its first output's BO, made at GRAPH_EXEC;
+ *		COPY, TILE16, QUANT_I8, DEQUANT_I8 run in slices with a
+ *		reschedule and a stop check between them; NOP
  *		ends at once where the scheduler runs (no work item)
  *   DEVICE	a work item submits the COPY to the context's device DMA
  *		engine (mcp_dma_submit_kernel()); the DMA fence's callback
@@ -54,6 +55,7 @@
 #include <linux/uaccess.h>
 
 #include "mcp_bo.h"
+#include "mcp_charge.h"
 #include "mcp_ctx.h"
 #include "mcp_dma.h"
 #include "mcp_graph.h"
@@ -156,7 +158,7 @@ struct mcp_exec {
 /* mcp_exec.bo_node: its BOs are on different nodes. */
 #define MCP_EXEC_BO_NODES_MIXED	(-2)
 
-/* Kernel jobs; unbound: jobs go to their node. */
+/* DEVICE jobs (submitting, ending): unbound, queued on their node. */
 static struct workqueue_struct *mcp_graph_wq;
 /*
  * Starts and time-outs, apart from the jobs: however many jobs the
@@ -209,6 +211,7 @@ static void mcp_sched_release(struct kref *ref)
 	struct mcp_sched *sched = container_of(ref, struct mcp_sched, ref);
 
 	mcp_sched_free_records(&sched->records);
+	mcp_charged_free(sched->charged);
 	kfree(sched->node_wq);
 	kfree(sched->node_workers);
 	kfree(sched);
@@ -231,7 +234,9 @@ static struct mcp_sched *mcp_sched_alloc(struct mcp_ctx *ctx)
 				      GFP_KERNEL_ACCOUNT);
 	sched->node_wq = kcalloc(nr_node_ids, sizeof(wait_queue_head_t),
 				 GFP_KERNEL_ACCOUNT);
-	if (!sched->node_workers || !sched->node_wq) {
+	sched->charged = mcp_charged_alloc();
+	if (!sched->node_workers || !sched->node_wq || !sched->charged) {
+		mcp_charged_free(sched->charged);
 		kfree(sched->node_wq);
 		kfree(sched->node_workers);
 		kfree(sched);
@@ -422,6 +427,9 @@ static void mcp_job_ready_locked(struct mcp_exec *exec, struct mcp_job *job)
 		list_add_tail(&job->link, &exec->nops);
 		return;
 	}
+	if (n->engine == MCP_GRAPH_ENGINE_CPU &&
+	    mcp_charged_queue(sched->charged, job->run_node, &job->cpu_work))
+		return;
 	if (n->n_outputs)
 		node = exec->bos[graph->tensors[n->outputs[0]].buffer]->node;
 	queue_work_node(node, mcp_graph_wq, &job->work);
@@ -1405,9 +1413,8 @@ static void mcp_job_dev_end(struct mcp_exec *exec, struct mcp_job *job)
 	mcp_sched_exec_put(exec);
 }
 
-static void mcp_job_work(struct work_struct *work)
+static void mcp_job_run_kernel(struct mcp_job *job)
 {
-	struct mcp_job *job = container_of(work, struct mcp_job, work);
 	struct mcp_exec *exec = job->exec;
 	struct mcp_sched *sched = exec->sched;
 	const struct mcp_graph_node *n = &exec->graph->nodes[job->index];
@@ -1449,6 +1456,16 @@ static void mcp_job_work(struct work_struct *work)
 	spin_unlock(&sched->lock);
 	if (ended)
 		mcp_sched_exec_end(exec);
+}
+
+static void mcp_job_work(struct work_struct *work)
+{
+	mcp_job_run_kernel(container_of(work, struct mcp_job, work));
+}
+
+static void mcp_job_cpu_work(struct kthread_work *work)
+{
+	mcp_job_run_kernel(container_of(work, struct mcp_job, cpu_work));
 }
 
 /* MCP_IOC_GRAPH_EXEC */
@@ -1599,6 +1616,8 @@ static struct mcp_exec *mcp_exec_alloc(struct mcp_graph *graph)
 		job->claim_ns = 0;
 		job->chain_len = 0;
 		INIT_WORK(&job->work, mcp_job_work);
+		kthread_init_work(&job->cpu_work, mcp_job_cpu_work);
+		job->run_node = NUMA_NO_NODE;
 		job->dev_fence = NULL;
 		exec->rec->nodes[i] = (struct mcp_graph_node_status) {
 			.engine = graph->nodes[i].engine,
@@ -1606,6 +1625,33 @@ static struct mcp_exec *mcp_exec_alloc(struct mcp_graph *graph)
 		};
 	}
 	return exec;
+}
+
+/*
+ * The caller's workers for the execution's CPU jobs, each on the node of
+ * its first output's BO: the work is charged to the task that submits it
+ * (mcp_charge.c).  Process context, by the submitter.
+ */
+static int mcp_exec_prepare_cpu(struct mcp_exec *exec, struct mcp_sched *sched)
+{
+	const struct mcp_graph *graph = exec->graph;
+	u32 i;
+	int ret;
+
+	for (i = 0; i < graph->hdr.n_nodes; i++) {
+		const struct mcp_graph_node *n = &graph->nodes[i];
+		int node = NUMA_NO_NODE;
+
+		if (n->engine != MCP_GRAPH_ENGINE_CPU || n->op == MCP_OP_NOP)
+			continue;
+		if (n->n_outputs)
+			node = exec->bos[graph->tensors[n->outputs[0]].buffer]->node;
+		ret = mcp_charged_prepare(sched->charged, node);
+		if (ret < 0)
+			return ret;
+		exec->jobs[i].run_node = ret;
+	}
+	return 0;
 }
 
 /* Frees an execution that never went out (error paths of the ioctl). */
@@ -1726,6 +1772,9 @@ int mcp_ioctl_graph_exec(struct file *file, void *karg)
 		ret = -ENOMEM;
 		goto err_put_in_fence;
 	}
+	ret = mcp_exec_prepare_cpu(exec, sched);
+	if (ret)
+		goto err_put_sched;
 	ret = mcp_sched_reserve_exec(sched);
 	if (ret)
 		goto err_put_sched;

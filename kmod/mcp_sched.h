@@ -28,6 +28,7 @@
 #include <linux/dma-fence.h>
 #include <linux/hrtimer.h>
 #include <linux/kref.h>
+#include <linux/kthread.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
@@ -37,6 +38,7 @@
 
 #include <linux/mcp.h>
 
+struct mcp_charged;
 struct mcp_ctx;
 struct mcp_exec;
 struct mcp_graph;
@@ -60,6 +62,7 @@ struct mcp_worker;
  * @node_workers: per NUMA node: workers attached
  * @node_wq:	per NUMA node: where its workers wait for jobs
  * @idle:	woken when @execs becomes empty
+ * @charged:	where its CPU jobs run: workers in the submitters' cgroups
  */
 struct mcp_sched {
 	struct kref ref;
@@ -76,6 +79,7 @@ struct mcp_sched {
 	u32 *node_workers;
 	wait_queue_head_t *node_wq;
 	wait_queue_head_t idle;
+	struct mcp_charged *charged;
 };
 
 /* mcp_job.state */
@@ -109,7 +113,12 @@ enum mcp_job_state {
  * @chain_len:	worker jobs claimed by a chain read (MCP_WORKER_CHAINS):
  *		nodes of the chain it heads, itself included; the others are
  *		on no list, found from it by their single successor link
- * @work:	kernel jobs: runs it on the graph workqueue
+ * @work:	DEVICE jobs: runs it on the graph workqueue
+ * @cpu_work:	CPU jobs: runs it on a worker of mcp_sched.charged
+ * @run_node:	CPU jobs: that worker's node (mcp_charged_prepare())
+ * @dev_fence:	DEVICE jobs: the DMA job's fence once submitted (a
+ *		reference), NULL before
+ * @dev_cb:	DEVICE jobs: the callback on @dev_fence that ends the job
  */
 struct mcp_job {
 	struct mcp_exec *exec;
@@ -126,6 +135,8 @@ struct mcp_job {
 	u64 claim_ns;
 	u32 chain_len;
 	struct work_struct work;
+	struct kthread_work cpu_work;
+	int run_node;
 	struct dma_fence *dev_fence;
 	struct dma_fence_cb dev_cb;
 };

@@ -113,10 +113,10 @@ static int set_fault(const char *what)
 }
 
 /*
- * Runs the caller on the first CPU of the node holding BO @handle, so the
- * cpu engine queues its jobs on one worker in submission order (from a
- * CPU off that node, e.g. a memoryless node's, they spread over the
- * node's CPUs).  A node without CPUs leaves the affinity alone.
+ * Runs the caller on the first CPU of the node holding BO @handle, next to
+ * the worker that runs its cpu engine jobs for that node (one per context
+ * and node, in submission order).  A node without CPUs leaves the
+ * affinity alone.
  */
 static int pin_to_bo_node(int fd, __u32 handle)
 {
