@@ -81,6 +81,13 @@ if [ ! -x "$ksrc/scripts/extract-vmlinux" ]; then
 	tar -xf "$tarball" -C "$ksrc" --strip-components=1 --wildcards \
 		'*/scripts/extract-vmlinux'
 fi
+# kernel-doc: the static checks run it over kmod/ and uapi/.
+if [ ! -f "$ksrc/scripts/kernel-doc" ]; then
+	tarball=$(ls /usr/src/linux-source-6.1.tar.* | head -n 1)
+	mkdir -p "$ksrc"
+	tar -xf "$tarball" -C "$ksrc" --strip-components=1 --wildcards \
+		'*/scripts/kernel-doc'
+fi
 
 # Node and ONNX Runtime's Node binding: the reference that imported ONNX
 # models' outputs are compared with.  nodejs from another

@@ -126,6 +126,28 @@ sys.exit(bad)
 EOF
 }
 
+# Documentation/architecture.rst is the map: every source file of the
+# module, libmcp and mcpctl is named in it (as ``file``).
+docs_map() {
+	local f missing=0 map=Documentation/architecture.rst
+	for f in kmod/*.c lib/src/*.cpp tools/mcpctl/*.cpp; do
+		case "$f" in *.mod.c) continue ;; esac
+		if ! grep -qF "\`\`$(basename "$f")\`\`" "$map"; then
+			echo "$f is not in the map, $map"
+			missing=1
+		fi
+	done
+	return $missing
+}
+
+# kernel-doc comments of the module and the uapi header, without warnings.
+kernel_doc() {
+	local out
+	out=$(perl "$top/build/linux-source/scripts/kernel-doc" -none \
+		$(ls kmod/*.c kmod/*.h | grep -v '\.mod\.c$') uapi/linux/mcp.h 2>&1)
+	[ -z "$out" ] || { echo "$out"; return 1; }
+}
+
 tally_run kmod-w1-build w1_build
 tally_run kmod-sparse sparse_build
 for f in kmod/*.c kmod/*.h uapi/linux/mcp.h; do
@@ -139,4 +161,6 @@ tally_run sysfs-attributes-documented sysfs_documented
 tally_run feature-bits-documented features_documented
 tally_run versions-agree versions_agree
 tally_run docs-wellformed docs_wellformed
+tally_run docs-map docs_map
+tally_run kernel-doc kernel_doc
 tally_summary static

@@ -924,7 +924,9 @@ struct mcp_dma_submit {
  * @n_tensors:	entries of the tensor table, 1 .. the max_tensors knob
  * @n_nodes:	entries of the node table, 1 .. the max_nodes knob
  * @blob_len:	bytes of the blob, a multiple of 8, .. the max_blob knob
- * @name:	the graph's name: a blob range
+ * @name_offset: the graph's name: its first byte in the blob
+ * @name_len:	its length in bytes (0: no name)
+ * @reserved:	must be 0
  * @total_len:	bytes of the whole graph, what the sections add up to
  *		(version 2: at least 48 + @blob_len, the tables a multiple
  *		of 8 bytes)
