@@ -1,25 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * MCP (Model Control Protocol): buffer objects, their memory, kernel and
- * user mappings, DMA mappings and dma-buf export and import.
- * Documentation/buffers.rst describes the kinds and their lifetime.
- *
- * Kernel BOs are zeroed pages of one NUMA node (order 9 with
- * MCP_BO_HUGEPAGE, split so each 4 KiB page is refcounted), or coherent
- * DMA memory on a device context with MCP_BO_COHERENT.  User-pointer BOs
- * are long-term pinned user pages charged to RLIMIT_MEMLOCK.  Imported
- * BOs are a dma-buf, attached and mapped for the device on a device
- * context.
- *
- * User mappings of pages insert PFNs at fault time (as DRM's shmem helpers
- * do); coherent memory is mapped whole at mmap() by dma_mmap_coherent(),
- * and handed to importers by dma_get_sgtable(), as DRM's DMA helpers do:
- * only the DMA API knows where its memory is and how it must be mapped
- * (it need not be in the linear map, nor cacheable).  Every VMA holds a
- * BO reference, so the memory outlives any mapping.  A device fd's BO
- * mappings share its address_space with the BAR mappings but lie above
- * them (MCP_BO_MMAP_BASE): revoking the BARs leaves them alone, since a
- * BO is RAM and outlives its device.
+ * user mappings, DMA mappings and dma-buf export and import: kernel BOs
+ * (pages of one NUMA node, or coherent DMA memory on a device context),
+ * user-pointer BOs (long-term pinned, charged to RLIMIT_MEMLOCK) and
+ * imported dma-bufs.  Documentation/buffers.rst ("Kinds of BO", "Mapping
+ * BOs", "Device removal") has the kinds, how each is mapped and why, and
+ * their lifetime.
  *
  * Locks: mcp_bo.lock (mcp_bo.h).
  */

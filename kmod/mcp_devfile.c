@@ -1,32 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * MCP (Model Control Protocol): the device fd (MCP_IOC_DEV_OPEN), its
- * ioctls, and BAR mappings with revocation.
- *
- * Every device has an inode of its own on a private pseudo filesystem (as
- * DRM does), and every device fd uses that inode's address_space as its
- * f_mapping.  All BAR mappings of one device therefore hang off one
- * address_space, and unmap_mapping_range() of the BAR regions on it
- * revokes exactly them.
- *
- * PTEs are inserted at fault time, a whole VMA at once, page by page with
- * vmf_insert_pfn_prot() (as DRM drivers do), under mcp_dev.lock; the zap
- * takes the same lock, so no PTE can appear after it.  A fault on a
- * removed device is SIGBUS.  Page-wise insertion leaves no per-VMA PAT
- * state that a zap racing with munmap() could tear (remap_pfn_range()'s
- * VM_PAT does); x86 PAT takes the cache mode from its record of the
- * range instead, so a BAR mapped write-combining has a WC record for as
- * long as such a mapping exists (mcp_dev.wc_maps).  That record would make
- * an uncached mapping of the same BAR write-combining too, so a BAR is
- * mapped in one cache mode at a time (mcp_dev.uc_maps, wc_maps): an mmap()
- * in the other mode is -EBUSY until the last mapping goes.
+ * ioctls, and BAR mappings with revocation.  Documentation/devices.rst
+ * ("Device fds and mappings", "Lifetime and revocation") has the design:
+ * one inode, so one address_space, per device, on which
+ * unmap_mapping_range() revokes exactly its BAR mappings; PTEs inserted
+ * page by page at fault time under mcp_dev.lock, which the zap takes too;
+ * one cache mode per BAR at a time (mcp_dev.uc_maps, wc_maps).
  *
  * mmap offsets: BAR n is region 2n (uncached) and 2n + 1 (write-
- * combining), at region << MCP_REGION_SHIFT.  Userspace learns them from
- * MCP_IOC_BAR_INFO.  Offsets from MCP_BO_MMAP_BASE up are buffer objects
- * of the fd's context (mcp_ctx.c), which revocation leaves alone: they
- * are RAM, not the device's, and a coherent BO's mapping, made whole at
- * mmap() by dma_mmap_coherent(), could not fault back in.
+ * combining), at region << MCP_REGION_SHIFT.  Offsets from
+ * MCP_BO_MMAP_BASE up are buffer objects of the fd's context (mcp_ctx.c),
+ * which revocation leaves alone (Documentation/buffers.rst).
  *
  * Locks: mmap_lock, then mcp_dev.lock (mcp_pci.h).
  */

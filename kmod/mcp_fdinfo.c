@@ -2,22 +2,11 @@
 /*
  * MCP (Model Control Protocol): /proc/PID/fdinfo of a context's fd, the
  * host context's /dev/mcp file and a device fd alike, in the format of
- * DRM's client usage statistics (Documentation/gpu/drm-usage-stats.rst),
- * so the tools that read those (gputop, nvtop, mcpctl top) find buffer
- * memory that is in no process's RSS:
- *
- *   drm-driver:		mcp
- *   drm-client-id:		unique per context while the module is loaded
- *   drm-pdev:			the device's PCI address (device fds only)
- *   drm-total-system:		kernel BOs of the context, KiB
- *   drm-resident-system:	of which resident: all, they are never swapped
- *   drm-memory-system:		the same, under the key older tools read
- *   drm-total-userptr:		user-pointer BOs (pinned user memory), KiB
- *   drm-resident-userptr:	the same: pinned pages are resident
- *
- * Imported BOs are the exporter's memory and count there.  A BO whose
- * handle is destroyed but which a mapping, a job or an exported dma-buf
- * still holds is no longer the context's and no longer counts.
+ * DRM's client usage statistics (Documentation/gpu/drm-usage-stats.rst):
+ * drm-driver, drm-client-id, drm-pdev (device fds only), drm-total-,
+ * drm-resident- and drm-memory-system, drm-total- and
+ * drm-resident-userptr.  Documentation/buffers.rst ("Where buffer memory
+ * shows") says what each key counts.
  *
  * Locks: mcp_ctx.lock around the walk of the handle table.
  */

@@ -9,21 +9,14 @@
  * Per-task state: a struct mcp_place_task per placed task in the xarray
  * mcp_place_tasks, indexed by the task's global pid, holding a task
  * reference.  Entries of tasks that exit (PF_EXITING) or whose pid now
- * names another task are dropped on lookup and by the rebalancer's pass
- * every rebalance_ms, so the reference never outlives the pass after exit.
- * MCP_CTR_PLACED_TASKS counts the entries.
+ * names another task are dropped on lookup and by the rebalancer's sweep
+ * (Documentation/placement.rst, "Per-task state").  MCP_CTR_PLACED_TASKS
+ * counts the entries.
  *
- * Lock order (outermost first; see mcp_place.h and mcp_internal.h):
- *   mcp_place_lock (mutex) -> a target's mmap_lock (read, trylock, the
- *   rebalancer) / task pi_lock (raw spinlock, taken inside the scheduler).
- *   mcp_idle_lock (spinlock) is taken alone: the idle snapshot is taken
- *   before mcp_place_lock.
- * mcp_place_lock is held across set_cpus_allowed_ptr(), which may sleep,
- * and by the rebalancer across mcp_netlink_place_event(); no spinlock is
- * ever held across either.  MCP_IOC_PLACE and MCP_IOC_UNPLACE hold it
- * across neither copy_to_user() nor their events: the decision fills
- * kernel buffers under the lock, the replies are copied out and the
- * events sent after it is dropped.
+ * Locks: the order, and what each lock may be held across, are in
+ * mcp_place.h.  MCP_IOC_PLACE and MCP_IOC_UNPLACE fill kernel buffers
+ * under mcp_place_lock and copy the replies out and send their events
+ * after dropping it.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt

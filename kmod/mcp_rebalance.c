@@ -1,56 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * MCP (Model Control Protocol): the placement rebalancer.
- *
- * A delayed work runs every rebalance_ms.  Under mcp_place_lock it walks
- * the per-task state table and
- *
- *  - drops the state of every task that has exited (this is what bounds
- *    the life of the task references, with or without MCP_PLACE_KEEP);
- *  - for each task placed with MCP_PLACE_KEEP whose last placement is at
- *    least stickiness_ms old, samples where its anonymous memory is and
- *    moves it to the node holding the most sampled pages when that node
- *    "beats" the current one: it holds more than (100 + hysteresis_pct)%
- *    of the pages the current node holds, is not the current node, has
- *    min_idle_cpus idle CPUs and a CPU in the task's original affinity
- *    (mcp_place_apply() then narrows to what mcp_place_base() allows, so
- *    the move never leaves the task's cpuset).
- *    The comparison is strict, so two nodes with equal shares never trade
- *    a task back and forth.
- *  - for each task placed with MCP_PLACE_ADAPTIVE as well, first checks
- *    its run-queue latency (mcp_rebalance_runq_target()) and moves it to
- *    a node with more idle CPUs when it has waited too long to run for
- *    adaptive_periods passes.  A task moved off its busy memory home this
- *    way is not moved back by the memory rule until home has
- *    min_idle_cpus idle CPUs again.
- *
- * The sample: about MCP_REBALANCE_SAMPLES pages spread evenly over the
- * task's readable anonymous mappings, looked up with
- * get_user_pages_remote(FOLL_DUMP | FOLL_FORCE): FOLL_DUMP reports holes
- * instead of faulting them in; FOLL_FORCE follows pages the NUMA balancer
- * marked for a hinting fault instead of taking that fault here, which
- * could migrate the task's pages towards this worker's node and bias the
- * sample (gup_can_follow_protnone()).  It reads nothing and the VMA must
- * be readable anyway.  Swapped-out pages are not seen.  File-backed
- * mappings are not sampled (looking them up could read the file).  The
- * mm's mmap_lock is only try-locked: a task whose mm is busy is looked
- * at again next pass.
- *
- * Cost bounds: consecutive tasks of one mm (threads, adjacent pids) share
- * one sample per pass, and a pass does at most MCP_REBALANCE_PASS_LOOKUPS
- * page lookups, makes at most MCP_REBALANCE_MOVES moves and spends at
- * most MCP_REBALANCE_CPU_PCT percent of the rebalance_ms period sampling;
- * when any of these runs out, the next pass
- * carries on from the task where this one stopped (mcp_rebalance_cursor),
- * so many kept tasks make the rebalancer slower to react, never costlier
- * than that share of one CPU.  Dropping exited tasks shares the budget:
- * the sweep for them gets half of it and also resumes where it stopped,
- * so with thousands of placed tasks an exited task's state may outlive it
- * by a few periods.
+ * MCP (Model Control Protocol): the placement rebalancer.  A delayed work
+ * runs every rebalance_ms and, under mcp_place_lock, drops the state of
+ * exited tasks, moves each task placed with MCP_PLACE_KEEP to the node
+ * holding most of its sampled anonymous memory when that node beats the
+ * current one, and each task placed with MCP_PLACE_ADAPTIVE as well off a
+ * node where it waited too long to run.  Documentation/placement.rst
+ * ("The rebalancer") has the rules, the sample and the cost bounds
+ * (MCP_REBALANCE_*).
  *
  * Locks: see mcp_place.h.  The work takes mcp_place_lock, then a target's
- * mmap_lock for reading; it sends the moves' events after dropping
- * mcp_place_lock.
+ * mmap_lock for reading (trylock only); it sends the moves' events after
+ * dropping mcp_place_lock.
  */
 
 #include <linux/jiffies.h>

@@ -3,37 +3,13 @@
  * MCP (Model Control Protocol): graph executions.  MCP_IOC_GRAPH_EXEC
  * runs a validated graph (mcp_graph.c) with some buffers rebound, after
  * an optional in-fence, and returns a sync_file out-fence;
- * MCP_IOC_GRAPH_STATUS reports an execution and its nodes.
- *
- * Each execution counts, per node, the nodes it still waits for; a node
- * whose count reaches zero is a ready job and goes to its engine class:
- *
- *   CPU	the submitter's worker (mcp_charge.c: in its cgroups) for the
- *		NUMA node of its first output's BO, made at GRAPH_EXEC;
- *		COPY, TILE16, QUANT_I8, DEQUANT_I8 run in slices with a
- *		reschedule and a stop check between them; NOP
- *		ends at once where the scheduler runs (no work item)
- *   DEVICE	a work item submits the COPY to the context's device DMA
- *		engine (mcp_dma_submit_kernel()); the DMA fence's callback
- *		queues the work item again, which ends the job: no worker
- *		thread sleeps on a device, whose queue other contexts share
- *   WORKER	the context's job queue, claimed by a worker fd
- *		(mcp_worker.c) of the node holding most of its input bytes,
- *		else of the nearest node by SLIT distance that has workers;
- *		a read with room for more also claims the jobs chained
- *		after it, which start at their predecessor's success
- *
- * A failing node fails the execution with its index; its dependents and
- * every node not started end with -ECANCELED, and the out-fence signals
- * once no job of the execution runs.  At the execution's deadline, or
- * when the context closes, it is stopped: queued jobs are dropped,
- * running kernel jobs stop at their next slice, and running worker and
- * DEVICE jobs are abandoned (their node ends with the stop's error at
- * once; the worker's later JOB_DONE for it returns -ECANCELED and is
- * ignored, the DMA job's end only drops what it held).
- *
- * The last exec_history_len ended executions of a context are kept as
- * records for MCP_IOC_GRAPH_STATUS.
+ * MCP_IOC_GRAPH_STATUS reports an execution and its nodes.  Each
+ * execution counts, per node, the nodes it still waits for; a node whose
+ * count reaches zero is a ready job for its engine class (CPU, DEVICE, or
+ * WORKER: the context's job queue, claimed through mcp_worker.c).
+ * Documentation/graph-scheduling.rst, "Executing" to "Closing", has the
+ * engine classes, the routing of worker jobs, chains, what a failure, a
+ * deadline or a close does, and the records of ended executions.
  *
  * Locks: mcp_sched.lock (mcp_sched.h) around every state change; never
  * held across copy_to_user(), a sleep or a fence signal.  Fence callbacks

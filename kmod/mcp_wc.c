@@ -1,22 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * MCP (Model Control Protocol): the write-combining self-test, run once
- * per device at probe (mlx5 does one at boot).
- *
- * A write-combining mapping is worth having only if the platform really
- * merges the stores into bursts.  PAT may be off, the range may already be
- * mapped uncached (x86 then silently degrades the WC mapping), or the
- * "device" may be emulated store by store.  The test times the same
- * stores through an uncached and then a write-combining kernel mapping of
- * the first page of the first WC-capable BAR: real combining makes them
- * several times cheaper.  It only runs on a BAR that is prefetchable (by
- * the PCI spec, merged writes are harmless there) or that the backend
- * declared WC-safe, and puts the page's contents back afterwards.  The
- * stores still reach the device, which may act on them (a doorbell in a
- * prefetchable BAR), so the test runs only for a backend that declares it
- * safe for its family (mcp_backend.wc_test_safe); a generically bound
- * device reports MCP_WC_NOT_RUN instead.
- * Documentation/devices.rst has the method and its limits.
+ * per device at probe: the same stores timed through an uncached and a
+ * write-combining kernel mapping of the first page of the first WC-capable
+ * BAR, only for a backend that declares the test safe
+ * (mcp_backend.wc_test_safe).  Documentation/devices.rst
+ * ("Write-combining self-test") has the method, the results and the
+ * limits.
  *
  * Locks: none; runs in probe before the device is published.
  */

@@ -2,21 +2,12 @@
 /*
  * MCP (Model Control Protocol): compute workers.  MCP_IOC_WORKER_REGISTER
  * gives a thread a worker fd for one NUMA node of a context; read() on
- * it claims one ready worker job (struct mcp_worker_job) routed to that
- * node (mcp_sched.c) and, with room for more, the jobs chained after it;
- * MCP_IOC_JOB_DONE on it reports one job, MCP_IOC_JOBS_DONE several.
- * Chaining saves the worker a read per node of a chain and batched
- * reports a JOB_DONE per node: system calls are most of a small job's
- * cost.  A worker fd registered with MCP_WORKER_CHAINS reads a chain as
- * one job (struct mcp_worker_chain: node indices, no descriptors) and
- * reports it with one MCP_IOC_CHAIN_DONE, so that the kernel's work per
- * node is what dependency counting and the record need.
- *
- * A worker fd holds a reference on its context's scheduler state, not on
- * the context: once the context is closed, read() returns 0 ("no more
- * work") and JOB_DONE fails with -ENODEV.  Closing a worker fd with jobs
- * claimed re-queues each once; a job whose second worker goes away too
- * fails with -EPIPE.  The fd holds a module reference (fops owner).
+ * it claims ready worker jobs routed to that node (mcp_sched.c): one job,
+ * with room for more the jobs chained after it, or with MCP_WORKER_CHAINS
+ * a chain as one job; MCP_IOC_JOB_DONE, MCP_IOC_JOBS_DONE and
+ * MCP_IOC_CHAIN_DONE report them.  Documentation/graph-scheduling.rst,
+ * from "Workers" on, has the protocol, why batches and chains exist, and
+ * the lifetime of a worker fd and of the jobs it claimed.
  *
  * Locks: mcp_sched.lock (mcp_sched.h) around every change of a worker's
  * lists; never held across copy_to_user() or a wait.
