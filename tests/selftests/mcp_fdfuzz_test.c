@@ -11,6 +11,15 @@
  * its starting value and the module unloads; run-vm.py's kernel-log check
  * fails the run on any splat.
  *
+ * Half of the calls of the commands with a pointer-rich argument
+ * (GET_TOPOLOGY, BO_USERPTR, GRAPH_CREATE, JOBS_DONE, CHAIN_DONE,
+ * SYNC_IOC_MERGE) get a well-formed argument with one thing wrong (a
+ * graph of the shared catalogue, maybe with a byte flipped; arrays in
+ * real memory, read-only, unmapped or blocked), so they reach the code
+ * behind the validation.  "Blocked" memory is a userfaultfd range: the
+ * kernel's copy or pin of it waits until a resolver thread fills the
+ * page, 0 to 20 ms later, while the other threads close and remake fds.
+ *
  * MCP_FUZZ_SEED=N and MCP_FUZZ_ITERS=N (per thread) repeat or lengthen a
  * run; the seed is always printed.  Placement ioctls are left to
  * mcp_abuse_test, which fuzzes them on the caller's own task: here a
@@ -18,8 +27,11 @@
  */
 #include "mcp_bo.h"
 #include "mcp_dev.h"
+#include "../graph_cases/mcp_graph_cases.h"
 
 #include <linux/dma-buf.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
 #include <linux/sync_file.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
@@ -61,7 +73,12 @@ static struct {
 	unsigned long made[NR_KINDS];
 	unsigned long calls, failures;
 	unsigned long ok[ARRAY_SIZE(fuzz_cmds)];
+	unsigned long structured, faults;
+	volatile int stop;
 } fz = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Pages of a fuzzer's blocked range: BLOCKED_PAGES, the last two blocked. */
+#define BLOCKED_PAGES	4
 
 struct fuzzer {
 	__u64 rnd;
@@ -69,8 +86,12 @@ struct fuzzer {
 	unsigned char *ro;	/* one read-only page */
 	char *guard;		/* a page followed by an unmapped one */
 	void *hole;		/* an unmapped address */
+	char *blocked;		/* BLOCKED_PAGES, the last two on @uffd */
+	int uffd;
+	uint8_t *graph;		/* MCP_GRAPH_CASE_MAX_BYTES */
+	struct mcp_graph_case_graph *g;
 	long pg;
-	unsigned long calls, failures;
+	unsigned long calls, failures, structured;
 	unsigned long ok[ARRAY_SIZE(fuzz_cmds)];
 };
 
@@ -316,6 +337,125 @@ static void fill_arg(struct fuzzer *f, unsigned long cmd, int fd_hint)
 		*(__u32 *)f->buf = _IOC_SIZE(cmd);
 }
 
+/* The first blocked page, missing again: the next access waits. */
+static char *blocked_page(struct fuzzer *f)
+{
+	char *p = f->blocked + (BLOCKED_PAGES - 2) * f->pg;
+
+	madvise(p, 2 * f->pg, MADV_DONTNEED);
+	return p;
+}
+
+/* Where an array of the argument lives: mostly real memory. */
+static __u64 array_ptr(struct fuzzer *f)
+{
+	switch (next_rnd(f) % 8) {
+	case 0:
+		return (uintptr_t)blocked_page(f) - (next_rnd(f) % 2) * 16;
+	case 1:
+		return (uintptr_t)f->ro;
+	case 2:
+		return (uintptr_t)f->hole;
+	default:
+		return (uintptr_t)(f->buf + 8192 + (next_rnd(f) % 64) * 8);
+	}
+}
+
+/*
+ * A well-formed argument for @cmd with one thing wrong, in f->buf:
+ * false for commands without one.
+ */
+static bool struct_arg(struct fuzzer *f, unsigned long cmd, int fd_hint)
+{
+	memset(f->buf, 0, 1024);
+	switch (cmd) {
+	case MCP_IOC_GET_TOPOLOGY: {
+		struct mcp_topology *t = (void *)f->buf;
+
+		t->size = sizeof(*t);
+		t->nodes_cap = next_rnd(f) % 9;
+		t->cpumask_words = next_rnd(f) % 5;
+		t->nodes_ptr = array_ptr(f);
+		t->cpumasks_ptr = array_ptr(f);
+		t->distances_ptr = array_ptr(f);
+		return true;
+	}
+	case MCP_IOC_BO_USERPTR: {
+		struct mcp_bo_userptr *u = (void *)f->buf;
+		static const int pages[] = { 1, 2, 3 };
+
+		u->size = sizeof(*u);
+		u->length = f->pg * pages[next_rnd(f) % 3];
+		switch (next_rnd(f) % 5) {
+		case 0:
+			u->addr = (uintptr_t)blocked_page(f) - f->pg;
+			break;
+		case 1:
+			u->addr = (uintptr_t)f->ro;
+			break;
+		case 2:
+			u->addr = (uintptr_t)f->guard;
+			break;
+		default:
+			u->addr = (uintptr_t)(f->buf + 8192);
+			break;
+		}
+		return true;
+	}
+	case MCP_IOC_GRAPH_CREATE: {
+		struct mcp_graph_create *c = (void *)f->buf;
+		const struct mcp_graph_case *gc = &mcp_graph_cases[next_rnd(f) % MCP_GRAPH_N_CASES];
+		__u32 *handles = (__u32 *)(f->buf + 2048);
+		size_t len = mcp_graph_case_build(gc, f->g, f->graph, MCP_GRAPH_CASE_MAX_BYTES);
+
+		if (len && next_rnd(f) % 2)
+			f->graph[next_rnd(f) % len] ^= 1u << (next_rnd(f) % 8);
+		for (int i = 0; i < 64; i++)
+			handles[i] = 1 + next_rnd(f) % 3;
+		c->size = sizeof(*c);
+		c->graph = (uintptr_t)f->graph;
+		c->graph_len = len;
+		c->handles = next_rnd(f) % 8 ? (uintptr_t)handles : array_ptr(f);
+		c->n_handles = f->g->n_buffers;
+		if (next_rnd(f) % 8 == 0 && len <= (size_t)f->pg) {
+			/* The graph's tail is in a blocked page. */
+			char *p = blocked_page(f) - len / 2;
+
+			memcpy(p, f->graph, len / 2);
+			c->graph = (uintptr_t)p;
+		}
+		return true;
+	}
+	case MCP_IOC_JOBS_DONE: {
+		struct mcp_jobs_done *j = (void *)f->buf;
+
+		j->size = sizeof(*j);
+		j->reports = array_ptr(f);
+		j->n_reports = next_rnd(f) % 4;
+		return true;
+	}
+	case MCP_IOC_CHAIN_DONE: {
+		struct mcp_chain_done *c = (void *)f->buf;
+
+		c->size = sizeof(*c);
+		c->job_id = next_rnd(f) % 8;
+		c->ends = array_ptr(f);
+		c->n_ran = next_rnd(f) % 4;
+		c->result = next_rnd(f) % 2 ? 0 : -(int)(next_rnd(f) % 200);
+		return true;
+	}
+	case SYNC_IOC_MERGE: {
+		struct sync_merge_data *m = (void *)f->buf;
+
+		snprintf(m->name, sizeof(m->name), "fuzz");
+		m->fd2 = fd_hint;
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
 static void do_ioctl(struct fuzzer *f)
 {
 	size_t which = next_rnd(f) % ARRAY_SIZE(fuzz_cmds);
@@ -327,6 +467,17 @@ static void do_ioctl(struct fuzzer *f)
 	void *arg = f->buf;
 	int ret;
 
+	if (next_rnd(f) % 2 && struct_arg(f, cmd, hint)) {
+		f->structured++;
+		if (next_rnd(f) % 8 == 0) {
+			/* The struct itself runs into a blocked page. */
+			char *p = blocked_page(f) - 16;
+
+			memcpy(p, f->buf, 16);
+			arg = p;
+		}
+		goto call;
+	}
 	if (next_rnd(f) % 8 == 0)	/* a known number, another size */
 		cmd = _IOC(_IOC_DIR(cmd), _IOC_TYPE(cmd), _IOC_NR(cmd), next_rnd(f) & 0x3ff);
 	fill_arg(f, cmd, hint);
@@ -348,6 +499,7 @@ static void do_ioctl(struct fuzzer *f)
 	default:
 		break;
 	}
+call:
 	ret = ioctl(fd, cmd, arg);
 	f->calls++;
 	if (ret < 0)
@@ -427,6 +579,51 @@ static void *fuzz_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * Fills the pages the fuzzers' blocked ranges fault on, each after 0 to
+ * 20 ms, until told to stop (after the fuzzers are joined: one may still
+ * wait on it).
+ */
+static void *resolver_thread(void *arg)
+{
+	struct fuzzer *fuzzers = arg;
+	__u64 rnd = fz.seed ^ 0x5bd1e995;
+
+	while (!fz.stop) {
+		struct pollfd p[NR_FUZZERS];
+
+		for (int i = 0; i < NR_FUZZERS; i++)
+			p[i] = (struct pollfd){ .fd = fuzzers[i].uffd, .events = POLLIN };
+		if (poll(p, NR_FUZZERS, 10) <= 0)
+			continue;
+		for (int i = 0; i < NR_FUZZERS; i++) {
+			struct uffd_msg msg;
+			struct uffdio_zeropage z = { 0 };
+
+			if (!(p[i].revents & POLLIN) ||
+			    read(fuzzers[i].uffd, &msg, sizeof(msg)) != sizeof(msg) ||
+			    msg.event != UFFD_EVENT_PAGEFAULT)
+				continue;
+			rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+			usleep((rnd >> 33) % 20000);
+			z.range.start = msg.arg.pagefault.address & ~(__u64)(fuzzers[i].pg - 1);
+			z.range.len = fuzzers[i].pg;
+			ioctl(fuzzers[i].uffd, UFFDIO_ZEROPAGE, &z);
+			fz.faults++;
+		}
+	}
+	return NULL;
+}
+
+/* Calls of @cmd that succeeded, over every fuzzer. */
+static unsigned long ok_of(unsigned long cmd)
+{
+	for (size_t c = 0; c < ARRAY_SIZE(fuzz_cmds); c++)
+		if (fuzz_cmds[c] == cmd)
+			return fz.ok[c];
+	return 0;
+}
+
 /* Counters of live objects: each must return to where it started. */
 static const char *const live_counters[] = {
 	"open_files", "device_files", "bar_mappings", "irq_eventfds", "bo_objects",
@@ -460,7 +657,7 @@ FIXTURE_TEARDOWN(fdfuzz)
 TEST_F_TIMEOUT(fdfuzz, every_fd_kind_from_threads, 600)
 {
 	struct fuzzer fuzzers[NR_FUZZERS];
-	pthread_t th[NR_FUZZERS];
+	pthread_t th[NR_FUZZERS], resolver;
 	__u32 idx[8];
 	long pg = sysconf(_SC_PAGESIZE);
 
@@ -488,9 +685,15 @@ TEST_F_TIMEOUT(fdfuzz, every_fd_kind_from_threads, 600)
 		f->ro = mmap(NULL, pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		f->guard = mcp_guarded_page();
 		f->hole = mcp_unmapped_addr();
+		f->blocked = mcp_uffd_pages(BLOCKED_PAGES, 2, &f->uffd);
+		f->graph = malloc(MCP_GRAPH_CASE_MAX_BYTES);
+		f->g = malloc(sizeof(*f->g));
 		ASSERT_NE(MAP_FAILED, f->buf);
 		ASSERT_NE(MAP_FAILED, f->ro);
 		ASSERT_NE(NULL, f->guard);
+		ASSERT_NE(NULL, f->blocked) TH_LOG("userfaultfd: %s", strerror(errno));
+		ASSERT_NE(NULL, f->graph);
+		ASSERT_NE(NULL, f->g);
 	}
 	/* Every kind first, then random ones. */
 	for (int i = 0; i < NR_SLOTS; i++) {
@@ -514,19 +717,25 @@ TEST_F_TIMEOUT(fdfuzz, every_fd_kind_from_threads, 600)
 		}
 	}
 
+	fz.stop = 0;
+	ASSERT_EQ(0, pthread_create(&resolver, NULL, resolver_thread, fuzzers));
 	for (int i = 0; i < NR_FUZZERS; i++)
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, fuzz_thread, &fuzzers[i]));
 	for (int i = 0; i < NR_FUZZERS; i++) {
 		pthread_join(th[i], NULL);
 		fz.calls += fuzzers[i].calls;
 		fz.failures += fuzzers[i].failures;
+		fz.structured += fuzzers[i].structured;
 		for (size_t c = 0; c < ARRAY_SIZE(fuzz_cmds); c++)
 			fz.ok[c] += fuzzers[i].ok[c];
 	}
+	fz.stop = 1;
+	pthread_join(resolver, NULL);
 	for (size_t c = 0; c < ARRAY_SIZE(fuzz_cmds); c++)
 		TH_LOG("cmd 0x%08lx (nr 0x%02lx): %lu succeeded", fuzz_cmds[c],
 		       (unsigned long)_IOC_NR(fuzz_cmds[c]), fz.ok[c]);
-	TH_LOG("%lu ioctls, %lu failed", fz.calls, fz.failures);
+	TH_LOG("%lu ioctls, %lu failed; %lu with a well-formed argument; "
+	       "%lu waited on a blocked page", fz.calls, fz.failures, fz.structured, fz.faults);
 	for (int k = 0; k < NR_KINDS; k++)
 		TH_LOG("%s fds made: %lu", kind_names[k], fz.made[k]);
 	/* The fuzzer made every kind again while the others ran. */
@@ -537,6 +746,11 @@ TEST_F_TIMEOUT(fdfuzz, every_fd_kind_from_threads, 600)
 	}
 	EXPECT_LT(0, fz.failures);
 	EXPECT_LT(fz.failures, fz.calls);
+	/* The well-formed arguments got past validation, and some waited. */
+	EXPECT_LT(0, ok_of(MCP_IOC_GET_TOPOLOGY)) TH_LOG("no GET_TOPOLOGY succeeded");
+	EXPECT_LT(0, ok_of(MCP_IOC_BO_USERPTR)) TH_LOG("no BO_USERPTR succeeded");
+	EXPECT_LT(0, ok_of(MCP_IOC_GRAPH_CREATE)) TH_LOG("no GRAPH_CREATE succeeded");
+	EXPECT_LT(0, fz.faults) TH_LOG("no call waited on a blocked page");
 
 	/* Closed in random order. */
 	for (int n = NR_SLOTS; n > 0; n--) {
