@@ -136,6 +136,16 @@ static __u32 big_bo(int fd, int node)
 	return mcp_ioctl(fd, MCP_IOC_BO_CREATE, &c) ? 0 : c.handle;
 }
 
+/* What the child saw since @c0 / @t0, the thread with @fd open; exits. */
+static void child_done(struct seen *s, double c0, __u64 t0, int fd)
+{
+	s->wall_s = (now_ns() - t0) / 1e9;
+	s->own_s = cpu_seconds() - c0;
+	s->thread = charged_thread(getpid(), s->allowed, sizeof(s->allowed));
+	close(fd);
+	_exit(0);
+}
+
 #define FAIL(s, n, e)	do { (s)->step = (n); (s)->err = (e); _exit(1); } while (0)
 
 /* @rounds synchronous cpu-engine copies into a BO on @node. */
@@ -171,11 +181,7 @@ static void child_dma(struct seen *s, int node, int rounds)
 		if (ret)
 			FAIL(s, 4, ret);
 	}
-	s->wall_s = (now_ns() - t0) / 1e9;
-	s->own_s = cpu_seconds() - c0;
-	s->thread = charged_thread(getpid(), s->allowed, sizeof(s->allowed));
-	close(fd);
-	_exit(0);
+	child_done(s, c0, t0, fd);
 }
 
 /* @rounds executions of a one-node graph: a CPU COPY into a BO on @node. */
@@ -223,11 +229,7 @@ static void child_graph(struct seen *s, int node, int rounds)
 		if (ret != 1)
 			FAIL(s, 6, ret);
 	}
-	s->wall_s = (now_ns() - t0) / 1e9;
-	s->own_s = cpu_seconds() - c0;
-	s->thread = charged_thread(getpid(), s->allowed, sizeof(s->allowed));
-	close(fd);
-	_exit(0);
+	child_done(s, c0, t0, fd);
 }
 
 FIXTURE(charge) {
