@@ -88,7 +88,7 @@ Test(pool_cli, stat_text_and_json_schema)
 	cr_expect_eq(doc["region_bytes"], 256 * MiB);
 	cr_expect_eq(doc["slots_free"], 125);
 	cr_expect_eq(doc["hugepages"], true);
-	cr_expect_eq(doc["protocol_version"], 1);
+	cr_expect_eq(doc["protocol_version"], 2);
 }
 
 Test(pool_cli, stat_of_a_live_pool)
