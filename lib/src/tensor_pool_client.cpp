@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include <poll.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -374,10 +375,14 @@ std::optional<Tensor> TensorPoolClient::receive(std::optional<std::chrono::milli
 		return t;
 	if (c.spin.count()) {
 		const auto spin_end = start + c.spin;
+		unsigned polls = 0;
 		do {
 			if (auto t = c.dequeue())
 				return t;
 			cpu_relax();
+			// A sender on this CPU would wait for the spin to end.
+			if (++polls % 64 == 0)
+				::sched_yield();
 		} while (clock::now() < spin_end);
 	}
 	for (;;) {

@@ -104,6 +104,24 @@ pool::Message raw_reply(int fd)
 	return m;
 }
 
+// A forked child's end: tells the parent through @fd, waits to be killed.
+[[noreturn]] void ready_then_pause(int fd)
+{
+	char x = 1;
+
+	if (::write(fd, &x, 1) != 1)
+		_exit(1);
+	::pause();
+	_exit(0);
+}
+
+void wait_ready(int fd)
+{
+	char x;
+
+	cr_assert_eq(::read(fd, &x, 1), 1, "the child did not get ready");
+}
+
 bool all_bytes(std::span<const std::byte> s, std::uint8_t v)
 {
 	for (std::byte b : s)
@@ -272,14 +290,9 @@ Test(tensor_pool, disconnect_frees)
 	if (pid == 0) {
 		mcp::TensorPoolClient c = mcp::TensorPool::attach(path);
 		c.alloc(2 * MiB);
-		char x = 1;
-		if (::write(ready[1], &x, 1) != 1)
-			_exit(1);
-		::pause();
-		_exit(0);
+		ready_then_pause(ready[1]);
 	}
-	char x;
-	cr_assert_eq(::read(ready[0], &x, 1), 1);
+	wait_ready(ready[0]);
 	cr_expect_eq(server.stat().slots_used, 2U);
 	::kill(pid, SIGKILL);
 	::waitpid(pid, nullptr, 0);
@@ -686,14 +699,9 @@ Test(tensor_pool_shm, producer_killed_mid_send)
 		    pool::queue_claim(shm, static_cast<std::uint32_t>(ri), c.id()) < 0)
 			_exit(1);
 		c.alloc(2 * MiB);
-		char x = 1;
-		if (::write(ready[1], &x, 1) != 1)
-			_exit(1);
-		::pause();
-		_exit(0);
+		ready_then_pause(ready[1]);
 	}
-	char x;
-	cr_assert_eq(::read(ready[0], &x, 1), 1);
+	wait_ready(ready[0]);
 	cr_expect_eq(server.stat().slots_used, 3U);
 	cr_expect(!r.receive(std::chrono::milliseconds(20)), "a claimed entry is not delivered");
 
