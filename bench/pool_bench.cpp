@@ -15,12 +15,16 @@
 //   each back to its sender; hand-offs per second and the round trips.
 //
 // The pool's server runs in this process's thread and sees no message per
-// hand-off; consumers and producers are forked processes.  It runs on the
-// host; no kernel module is needed.
+// hand-off; consumers and producers are forked processes.  With two CPUs
+// or more the producer runs on the first and the three consumers on the
+// second (spinning on a shared CPU measures the scheduler); the many
+// producers are not pinned.  It runs on the host; no kernel module is
+// needed.
 //
 // Usage: mcp_pool_bench [ROUND_TRIPS]   (default 2000 at 1 MiB; a tenth at 64 MiB)
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -216,8 +221,11 @@ ShmRing *shm_ring_create()
 			w[2] = w[1] + 1;
 			c.send(*t, t->from);
 		}
-	} catch (const mcp::Error &) {
-		_exit(0); // the server went away: the benchmark is over
+	} catch (const mcp::Error &e) {
+		if (e.errnum() == ECONNRESET)
+			_exit(0); // the server went away: the benchmark is over
+		std::fprintf(stderr, "pool_bench: consumer: %s\n", e.what());
+		_exit(1);
 	}
 }
 
@@ -250,6 +258,32 @@ mcp::Tensor pool_back(const PoolSide &p)
 	if (w[2] != w[1] + 1)
 		throw std::runtime_error("the consumer's answer through the pool is wrong");
 	return *t;
+}
+
+// The CPUs this process may run on when it started.
+cpu_set_t all_cpus;
+
+// Runs the calling process on the @n-th allowed CPU (if there are two).
+void pin(int n)
+{
+	cpu_set_t one;
+	int seen = 0;
+
+	if (CPU_COUNT(&all_cpus) < 2)
+		return;
+	CPU_ZERO(&one);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (CPU_ISSET(cpu, &all_cpus) && seen++ == n) {
+			CPU_SET(cpu, &one);
+			break;
+		}
+	}
+	::sched_setaffinity(0, sizeof(one), &one);
+}
+
+void unpin()
+{
+	::sched_setaffinity(0, sizeof(all_cpus), &all_cpus);
 }
 
 // --- Measurements -----------------------------------------------------------
@@ -371,8 +405,10 @@ double many_to_one(const std::string &path, std::uint32_t consumer, std::uint64_
 		throw std::runtime_error("pipe failed");
 	for (unsigned i = 0; i < producers; i++) {
 		pid_t pid = ::fork();
-		if (pid == 0)
+		if (pid == 0) {
+			unpin();
 			many_producer(path, consumer, spin, rounds, go[0], out[1]);
+		}
 		pids.push_back(pid);
 	}
 	::close(out[1]);
@@ -422,6 +458,9 @@ int main(int argc, char **argv)
 	options.warn = [&](const std::string &w) { warning = w; };
 
 	try {
+		if (::sched_getaffinity(0, sizeof(all_cpus), &all_cpus) < 0)
+			throw std::runtime_error("sched_getaffinity failed");
+		pin(0);
 		// The socket and ring consumers are forked before the server
 		// exists, so that they hold no copy of its sockets.
 		int sv[2];
@@ -429,14 +468,17 @@ int main(int argc, char **argv)
 			throw std::runtime_error("socketpair failed");
 		pid_t socket_child = ::fork();
 		if (socket_child == 0) {
+			pin(1);
 			::close(sv[0]);
 			socket_consumer(sv[1]);
 		}
 		::close(sv[1]);
 		ShmRing *ring = shm_ring_create();
 		pid_t ring_child = ::fork();
-		if (ring_child == 0)
+		if (ring_child == 0) {
+			pin(1);
 			ring_consumer(ring);
+		}
 
 		std::optional<mcp::TensorPoolServer> server(mcp::TensorPool::serve(path, options));
 		int idp[2];
@@ -444,6 +486,7 @@ int main(int argc, char **argv)
 			throw std::runtime_error("pipe failed");
 		pid_t pool_child = ::fork();
 		if (pool_child == 0) {
+			pin(1);
 			::close(sv[0]);
 			pool_consumer(path, idp[1]);
 		}
@@ -459,8 +502,9 @@ int main(int argc, char **argv)
 		const char *names[] = {"unix socket", "shm ring (spin)", "pool futex", "pool spin 1ms"};
 
 		std::printf("tensor hand-off to another process and back; pool in %s; %u round trips at "
-			    "1 MiB, %u at 64 MiB\n",
-			    server->hugepages() ? "2 MiB huge pages" : "normal pages", count, count / 10);
+			    "1 MiB, %u at 64 MiB; %s\n",
+			    server->hugepages() ? "2 MiB huge pages" : "normal pages", count, count / 10,
+			    CPU_COUNT(&all_cpus) < 2 ? "one CPU" : "producer and consumers on two CPUs");
 		if (!warning.empty())
 			std::printf("  (%s)\n", warning.c_str());
 		for (std::uint64_t size : sizes) {
