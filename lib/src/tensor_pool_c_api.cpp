@@ -62,6 +62,8 @@ int mcp_pool_serve(const char *path, const struct mcp_pool_opts *opts, struct mc
 				o.region_bytes = opts->region_bytes;
 			if (opts->slots)
 				o.slots = opts->slots;
+			if (opts->max_clients)
+				o.max_clients = opts->max_clients;
 			o.no_hugepages = opts->flags & MCP_POOL_NO_HUGEPAGES;
 		}
 		*out = new mcp_pool_server{mcp::TensorPool::serve(path, std::move(o))};
@@ -140,6 +142,14 @@ int mcp_pool_receive(struct mcp_pool_client *client, int timeout_ms, struct mcp_
 	if (!t)
 		return mcp::detail::c_api_fail(ETIMEDOUT, "mcp_pool_receive: no tensor arrived in time");
 	tensor_to_c(*t, *out);
+	return 0;
+}
+
+int mcp_pool_set_spin(struct mcp_pool_client *client, uint32_t spin_us)
+{
+	if (!client)
+		return mcp::detail::c_api_fail(EINVAL, "mcp_pool_set_spin: client is NULL");
+	client->client.set_spin(std::chrono::microseconds(spin_us));
 	return 0;
 }
 

@@ -77,8 +77,6 @@ std::string_view type_name(std::uint16_t type) noexcept
 		return "send";
 	case MsgType::stat:
 		return "stat";
-	case MsgType::received:
-		return "received";
 	}
 	return "unknown";
 }
@@ -113,7 +111,11 @@ std::string request_error_message(std::string_view path, std::uint16_t type, int
 	case ESRCH:
 		return what + " failed: no client with that id is attached to the pool";
 	case EAGAIN:
-		return what + " failed: the receiving client is not reading its socket; try again";
+		return what + " failed: the receiving client's queue is full (it does not "
+			      "receive); try again";
+	case EUSERS:
+		return what + " failed: the pool has as many clients attached as it was served "
+			      "for; detach one or serve it with more (mcpctl pool serve --clients)";
 	case EBADMSG:
 		return what + " failed: the server did not understand the request (malformed "
 			      "message)";

@@ -15,7 +15,7 @@
 namespace mcp::detail::pool {
 
 inline constexpr std::uint32_t magic = 0x5050434d;	// "MCPP"
-inline constexpr std::uint16_t protocol_version = 1;
+inline constexpr std::uint16_t protocol_version = 2;
 inline constexpr std::size_t message_size = 64;
 
 // Message types.  A reply carries its request's type with reply_bit set.
@@ -23,26 +23,25 @@ enum class MsgType : std::uint16_t {
 	hello = 1,	// attach; the reply carries the region's memfd (SCM_RIGHTS)
 	alloc = 2,
 	free = 3,
-	send = 4,	// hand a tensor to another client
+	send = 4,	// not a request: names send() in its errors
 	stat = 5,
-	received = 6,	// server -> client: a tensor was handed to you
 };
 inline constexpr std::uint16_t reply_bit = 0x8000;
 
 // One message.  The meaning of arg[] per type:
-//   hello reply:	slot_bytes, slots, client id, hugepages, server version
+//   hello reply:	slot_bytes, slots, client id, hugepages,
+//			server version | max clients << 32,
+//			client table index | queue depth << 32
 //   alloc:		bytes -> reply id, offset, size, capacity
 //   free:		id
-//   send:		id, peer client id
 //   stat reply:	slot_bytes, slots, slots used, clients, tensors, hugepages
-//   received:		id, offset, size, capacity, sender client id
 // Any reply with status -EPROTO has the server's version in arg[5]; the
 // server then closes the connection.  Requests other than hello and stat
 // before hello get -ENOTCONN.
 struct Message {
 	std::uint16_t version = protocol_version;
 	std::uint16_t type = 0;
-	std::uint32_t seq = 0;		// echoed by the reply; 0 for "received"
+	std::uint32_t seq = 0;		// echoed by the reply
 	std::int32_t status = 0;	// replies: 0 or a negative errno
 	std::array<std::uint64_t, 6> arg{};
 };

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// The mcp::TensorPool server: one memfd region cut into slots, a listening
-// SOCK_SEQPACKET socket, and a thread that answers requests and tracks
-// which client owns which tensor (a client's tensors die with it).
+// The mcp::TensorPool server: one memfd region cut into slots followed by
+// the control area (tensor_pool_shm.hpp), a listening SOCK_SEQPACKET
+// socket, and a thread that attaches clients, allocates and frees, and
+// reclaims the tensors of clients that go away.  Hand-offs do not pass
+// through it: clients move tensors with the queues of the control area,
+// and the server reads ownership from there.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +21,7 @@
 
 #include <mcp/tensor_pool.hpp>
 
+#include "tensor_pool_shm.hpp"
 #include "tensor_pool_socket.hpp"
 
 namespace mcp {
@@ -102,9 +106,16 @@ int map_memfd(Region &r, std::size_t len, unsigned flags)
 	return 0;
 }
 
-// Fills @r: huge pages unless @o says no or none are free.
-void create_region(Region &r, const PoolOptions &o)
+std::uint64_t round_up(std::uint64_t v, std::uint64_t to)
 {
+	return (v + to - 1) / to * to;
+}
+
+// Fills @r: the slots and then @control bytes, in huge pages unless @o
+// says no or none are free.
+void create_region(Region &r, const PoolOptions &o, std::size_t control)
+{
+	const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
 	int err;
 
 	if (o.no_hugepages) {
@@ -112,34 +123,38 @@ void create_region(Region &r, const PoolOptions &o)
 	} else if (o.region_bytes % huge_page) {
 		r.warning = "the pool's size is not a multiple of 2 MiB, so it uses normal pages";
 	} else {
-		err = map_memfd(r, o.region_bytes, MFD_HUGETLB | MFD_HUGE_2MB);
+		const std::uint64_t total = o.region_bytes + round_up(control, huge_page);
+
+		err = map_memfd(r, total, MFD_HUGETLB | MFD_HUGE_2MB);
 		if (!err) {
 			r.hugepages = true;
 			return;
 		}
 		r.warning = "no 2 MiB huge pages for the tensor pool (" + sys_error("memfd", err) +
 			    "), so it uses normal pages: it needs " +
-			    std::to_string(o.region_bytes / huge_page) +
+			    std::to_string(total / huge_page) +
 			    " free ones; raise /proc/sys/vm/nr_hugepages (now " +
 			    std::to_string(reserved_hugepages()) + ") by that many";
 	}
-	err = map_memfd(r, o.region_bytes, 0);
+	err = map_memfd(r, o.region_bytes + round_up(control, page), 0);
 	if (err)
 		throw Error(err, sys_error("cannot create the tensor pool's memory (" +
 					   std::to_string(o.region_bytes) + " bytes)", err));
 }
 
+// The server's own books of a tensor (the control area's copy is only
+// read back for ownership).
 struct TensorRecord {
 	std::uint32_t first_slot = 0;
 	std::uint32_t nslots = 0;
 	std::uint64_t size = 0;
-	std::uint32_t owner = 0;
 };
 
 struct ClientRecord {
 	OwnedFd sock;
 	bool attached = false;
 	bool closing = false;	// disconnect after this round
+	std::uint32_t index = 0;	// in the control area's table, once attached
 };
 
 void check_options(const PoolOptions &o)
@@ -152,6 +167,9 @@ void check_options(const PoolOptions &o)
 				    std::to_string(o.slots) + " slots is not possible: the size must "
 				    "divide into that many slots of whole pages (" +
 				    std::to_string(page) + " bytes)");
+	if (o.max_clients == 0 || o.max_clients > max_max_clients)
+		throw Error(EINVAL, "a tensor pool for " + std::to_string(o.max_clients) +
+				    " clients is not possible: 1 to " + std::to_string(max_max_clients));
 }
 
 } // namespace
@@ -161,6 +179,7 @@ struct TensorPoolServer::Impl {
 	SocketAddress address;
 	Region region;
 	std::uint64_t slot_bytes = 0;
+	Shm shm;	// the control area, after the slots
 	OwnedFd listener;
 	OwnedFd stop;	// eventfd: the destructor's stop request
 
@@ -168,23 +187,56 @@ struct TensorPoolServer::Impl {
 	std::vector<std::uint64_t> slot_owner;	// tensor id per slot, 0 free
 	std::map<std::uint64_t, TensorRecord> tensors;
 	std::map<std::uint32_t, ClientRecord> clients;
+	std::vector<std::uint32_t> index_client;	// the client table as it must be
 	std::uint64_t next_tensor = 1;
 	std::uint32_t next_client = 1;
 
 	std::thread thread;
 
+	void write_header() const;
+	void init_shm();
 	void bind_socket();
 	void serve();
 	void accept_clients();
 	void handle(std::uint32_t client, ClientRecord &c);
 	Message answer(std::uint32_t client, ClientRecord &c, const Message &req, int &pass_fd);
+	void hello(std::uint32_t client, ClientRecord &c, Message &rep);
 	void alloc(std::uint32_t client, const Message &req, Message &rep);
 	int free(std::uint32_t client, std::uint64_t id);
-	int hand_off(std::uint32_t client, std::uint64_t id, std::uint64_t peer);
+	void release(std::map<std::uint64_t, TensorRecord>::iterator it);
+	bool live(std::uint32_t client) const;
+	bool queued(std::uint32_t to, std::uint32_t from, std::uint64_t id) const;
+	void reclaim();
+	void repair() const;
+	void wake_all() const;
 	void drop(std::uint32_t client);
 	PoolStat stat_locked() const;
 	~Impl();
 };
+
+void TensorPoolServer::Impl::write_header() const
+{
+	ShmHeader &h = shm.header();
+
+	h = {};
+	h.magic = shm_magic;
+	h.version = shm_version;
+	h.slots = shm.layout.slots;
+	h.max_clients = shm.layout.max_clients;
+	h.depth = shm.layout.depth;
+	h.slot_bytes = slot_bytes;
+	h.desc_offset = shm.layout.desc_offset;
+	h.clients_offset = shm.layout.clients_offset;
+	h.client_stride = shm.layout.client_stride;
+}
+
+void TensorPoolServer::Impl::init_shm()
+{
+	write_header();
+	for (std::uint32_t i = 0; i < shm.layout.max_clients; i++)
+		shm.reset_queue(i);
+	index_client.assign(shm.layout.max_clients, 0);
+}
 
 void TensorPoolServer::Impl::bind_socket()
 {
@@ -222,18 +274,135 @@ void TensorPoolServer::Impl::accept_clients()
 	}
 }
 
-void TensorPoolServer::Impl::drop(std::uint32_t client)
+// Whether @client is attached (the ids in the control area are not
+// trusted: any client can write them).
+bool TensorPoolServer::Impl::live(std::uint32_t client) const
+{
+	auto it = clients.find(client);
+
+	return it != clients.end() && it->second.attached && !it->second.closing;
+}
+
+void TensorPoolServer::Impl::release(std::map<std::uint64_t, TensorRecord>::iterator it)
+{
+	SlotDesc &d = shm.desc(it->second.first_slot);
+
+	atomic(d.id).store(0, std::memory_order_release);
+	d.size = 0;
+	d.nslots = 0;
+	for (std::uint32_t s = 0; s < it->second.nslots; s++)
+		slot_owner[it->second.first_slot + s] = 0;
+	tensors.erase(it);
+}
+
+// Whether queue @to holds a committed entry of tensor @id from @from.
+bool TensorPoolServer::Impl::queued(std::uint32_t to, std::uint32_t from, std::uint64_t id) const
+{
+	const std::uint32_t index = clients.at(to).index;
+
+	for (std::uint64_t p = 0; p < shm.layout.depth; p++) {
+		QueueEntry &e = shm.entry(index, p);
+		if (static_cast<std::uint32_t>(atomic(e.word).load(std::memory_order_acquire)) ==
+			    (from | entry_commit) &&
+		    atomic(e.tensor).load(std::memory_order_relaxed) == id)
+			return true;
+	}
+	return false;
+}
+
+// Frees every tensor whose owner is not attached, unless it is committed to
+// the queue of an attached receiver (which then takes it), and every
+// tensor in flight to a receiver that is not attached: those of dead
+// clients, sent to dead clients, or whose ownership word was scribbled
+// over.  A receiver that takes one at the same moment and this race on
+// one compare-and-swap.
+void TensorPoolServer::Impl::reclaim()
 {
 	for (auto it = tensors.begin(); it != tensors.end();) {
-		if (it->second.owner == client) {
-			for (std::uint32_t s = 0; s < it->second.nslots; s++)
-				slot_owner[it->second.first_slot + s] = 0;
-			it = tensors.erase(it);
-		} else {
-			++it;
-		}
+		auto next = std::next(it);
+		auto own = atomic(shm.desc(it->second.first_slot).own);
+		std::uint64_t w = own.load(std::memory_order_acquire);
+		const std::uint32_t owner = own_owner(w), to = own_to(w);
+		const bool orphan = live(owner) ? to && !live(to)
+						: !(to && live(to) && queued(to, owner, it->first));
+
+		if (orphan && own.compare_exchange_strong(w, 0, std::memory_order_acq_rel))
+			release(it);
+		it = next;
 	}
-	clients.erase(client);
+}
+
+// Rewrites the client ids and the header in the control area if a client
+// scribbled over them: senders look their peers up there.
+void TensorPoolServer::Impl::repair() const
+{
+	ShmHeader &h = shm.header();
+
+	for (std::uint32_t i = 0; i < index_client.size(); i++) {
+		auto id = atomic(shm.client(i).id);
+		if (id.load(std::memory_order_relaxed) != index_client[i])
+			id.store(index_client[i], std::memory_order_release);
+	}
+	if (h.magic != shm_magic || h.version != shm_version || h.slots != shm.layout.slots ||
+	    h.max_clients != shm.layout.max_clients || h.depth != shm.layout.depth ||
+	    h.slot_bytes != slot_bytes || h.desc_offset != shm.layout.desc_offset ||
+	    h.clients_offset != shm.layout.clients_offset ||
+	    h.client_stride != shm.layout.client_stride)
+		write_header();
+}
+
+// Wakes every receiver, so that one waiting behind an entry a dead client
+// claimed skips it.
+void TensorPoolServer::Impl::wake_all() const
+{
+	for (const auto &[id, c] : clients) {
+		if (!c.attached)
+			continue;
+		std::uint32_t &sleeping = shm.client(c.index).sleeping;
+		atomic(sleeping).store(0, std::memory_order_seq_cst);
+		futex(&sleeping, FUTEX_WAKE, INT32_MAX, nullptr);
+	}
+}
+
+void TensorPoolServer::Impl::drop(std::uint32_t client)
+{
+	auto it = clients.find(client);
+
+	if (it == clients.end())
+		return;
+	if (it->second.attached) {
+		atomic(shm.client(it->second.index).id).store(0, std::memory_order_release);
+		index_client[it->second.index] = 0;
+	}
+	clients.erase(it);
+	reclaim();
+	wake_all();
+}
+
+void TensorPoolServer::Impl::hello(std::uint32_t client, ClientRecord &c, Message &rep)
+{
+	if (!c.attached) {
+		std::uint32_t i = 0;
+
+		while (i < index_client.size() && index_client[i])
+			i++;
+		if (i == index_client.size() || client > max_client_id) {
+			rep.status = -EUSERS;
+			c.closing = true;
+			return;
+		}
+		index_client[i] = client;
+		c.index = i;
+		c.attached = true;
+		shm.reset_queue(i);
+		atomic(shm.client(i).id).store(client, std::memory_order_release);
+	}
+	rep.arg = {slot_bytes,
+		   slot_owner.size(),
+		   client,
+		   region.hugepages,
+		   protocol_version | std::uint64_t{shm.layout.max_clients} << 32,
+		   c.index | std::uint64_t{shm.layout.depth} << 32};
 }
 
 void TensorPoolServer::Impl::alloc(std::uint32_t client, const Message &req, Message &rep)
@@ -250,21 +419,30 @@ void TensorPoolServer::Impl::alloc(std::uint32_t client, const Message &req, Mes
 		return;
 	}
 	const auto need = static_cast<std::uint32_t>((bytes + slot_bytes - 1) / slot_bytes);
-	std::uint32_t run = 0;
 
-	// First fit over the slots.
-	for (std::uint32_t s = 0; s < slots; s++) {
-		run = slot_owner[s] ? 0 : run + 1;
-		if (run < need)
-			continue;
-		const std::uint32_t first = s + 1 - need;
-		const std::uint64_t id = next_tensor++;
+	// First fit over the slots; once more after reclaiming.
+	for (int pass = 0; pass < 2; pass++) {
+		std::uint32_t run = 0;
 
-		for (std::uint32_t i = first; i <= s; i++)
-			slot_owner[i] = id;
-		tensors[id] = {first, need, bytes, client};
-		rep.arg = {id, first * slot_bytes, bytes, need * slot_bytes, 0, 0};
-		return;
+		for (std::uint32_t s = 0; s < slots; s++) {
+			run = slot_owner[s] ? 0 : run + 1;
+			if (run < need)
+				continue;
+			const std::uint32_t first = s + 1 - need;
+			const std::uint64_t id = next_tensor++;
+			SlotDesc &d = shm.desc(first);
+
+			for (std::uint32_t i = first; i <= s; i++)
+				slot_owner[i] = id;
+			tensors[id] = {first, need, bytes};
+			d.size = bytes;
+			d.nslots = need;
+			atomic(d.id).store(id, std::memory_order_relaxed);
+			atomic(d.own).store(own_word(client, 0), std::memory_order_release);
+			rep.arg = {id, first * slot_bytes, bytes, need * slot_bytes, 0, 0};
+			return;
+		}
+		reclaim();
 	}
 	rep.status = -ENOSPC;
 }
@@ -275,39 +453,11 @@ int TensorPoolServer::Impl::free(std::uint32_t client, std::uint64_t id)
 
 	if (it == tensors.end())
 		return -ENOENT;
-	if (it->second.owner != client)
-		return -EPERM;
-	for (std::uint32_t s = 0; s < it->second.nslots; s++)
-		slot_owner[it->second.first_slot + s] = 0;
-	tensors.erase(it);
-	return 0;
-}
-
-int TensorPoolServer::Impl::hand_off(std::uint32_t client, std::uint64_t id, std::uint64_t peer)
-{
-	auto it = tensors.find(id);
-
-	if (it == tensors.end())
-		return -ENOENT;
-	if (it->second.owner != client)
-		return -EPERM;
-	auto p = peer <= UINT32_MAX ? clients.find(static_cast<std::uint32_t>(peer)) : clients.end();
-	if (p == clients.end() || !p->second.attached || p->second.closing)
-		return -ESRCH;
-
-	Message note;
-	const TensorRecord &t = it->second;
-
-	note.type = static_cast<std::uint16_t>(MsgType::received);
-	note.arg = {id, t.first_slot * slot_bytes, t.size, t.nslots * slot_bytes, client, 0};
-	int err = send_message(p->second.sock.get(), note);
-	if (err == -EAGAIN)
-		return -EAGAIN; // its queue is full: the tensor stays with the sender
-	if (err) {
-		p->second.closing = true;
-		return -ESRCH;
-	}
-	it->second.owner = static_cast<std::uint32_t>(peer);
+	std::uint64_t w = own_word(client, 0);
+	if (!atomic(shm.desc(it->second.first_slot).own)
+		     .compare_exchange_strong(w, 0, std::memory_order_acq_rel))
+		return -EPERM; // another client's, or sent by this one
+	release(it);
 	return 0;
 }
 
@@ -317,8 +467,8 @@ PoolStat TensorPoolServer::Impl::stat_locked() const
 
 	s.slot_bytes = slot_bytes;
 	s.slots = static_cast<std::uint32_t>(slot_owner.size());
-	for (std::uint64_t owner : slot_owner)
-		s.slots_used += owner != 0;
+	for (std::uint64_t tensor : slot_owner)
+		s.slots_used += tensor != 0;
 	for (const auto &[id, c] : clients)
 		s.clients += c.attached && !c.closing;
 	s.tensors = static_cast<std::uint32_t>(tensors.size());
@@ -335,11 +485,12 @@ Message TensorPoolServer::Impl::answer(std::uint32_t client, ClientRecord &c, co
 	rep.seq = req.seq;
 	switch (static_cast<MsgType>(req.type)) {
 	case MsgType::hello:
-		c.attached = true;
-		pass_fd = region.fd.get();
-		rep.arg = {slot_bytes, slot_owner.size(), client, region.hugepages, protocol_version, 0};
+		hello(client, c, rep);
+		if (!rep.status)
+			pass_fd = region.fd.get();
 		return rep;
 	case MsgType::stat: {
+		reclaim();
 		PoolStat s = stat_locked();
 		rep.arg = {s.slot_bytes, s.slots, s.slots_used, s.clients, s.tensors, s.hugepages};
 		return rep;
@@ -357,9 +508,6 @@ Message TensorPoolServer::Impl::answer(std::uint32_t client, ClientRecord &c, co
 		break;
 	case MsgType::free:
 		rep.status = free(client, req.arg[0]);
-		break;
-	case MsgType::send:
-		rep.status = hand_off(client, req.arg[0], req.arg[1]);
 		break;
 	default:
 		rep.status = -EBADMSG;
@@ -417,7 +565,8 @@ void TensorPoolServer::Impl::serve()
 				ids.push_back(id);
 			}
 		}
-		if (::poll(fds.data(), fds.size(), -1) < 0) {
+		// The time-out: reclaim what clients that died mid-send left.
+		if (::poll(fds.data(), fds.size(), 100) < 0) {
 			if (errno == EINTR)
 				continue;
 			std::fprintf(stderr, "libmcp: tensor pool %s: poll: %s\n", path.c_str(),
@@ -450,6 +599,8 @@ void TensorPoolServer::Impl::serve()
 				drop(it->first);
 			it = next;
 		}
+		reclaim();
+		repair();
 	}
 }
 
@@ -461,6 +612,7 @@ TensorPoolServer::Impl::~Impl()
 			std::fprintf(stderr, "libmcp: cannot stop the tensor pool thread: %s\n",
 				     std::strerror(errno));
 		thread.join();
+		wake_all(); // its receivers see the socket closed
 	}
 	if (listener && !address.abstract)
 		::unlink(path.c_str());
@@ -499,11 +651,14 @@ TensorPoolServer TensorPool::serve(std::string_view path, PoolOptions options)
 
 	impl->path = std::string(path);
 	impl->address = socket_address(path);
-	create_region(impl->region, options);
+	impl->shm.layout = ShmLayout::of(options.slots, options.max_clients);
+	create_region(impl->region, options, impl->shm.layout.bytes);
 	if (!impl->region.warning.empty())
 		(options.warn ? options.warn : default_warn)(impl->region.warning);
 	impl->slot_bytes = options.region_bytes / options.slots;
 	impl->slot_owner.assign(options.slots, 0);
+	impl->shm.base = static_cast<std::byte *>(impl->region.base) + options.region_bytes;
+	impl->init_shm();
 	impl->stop = OwnedFd(::eventfd(0, EFD_CLOEXEC));
 	if (!impl->stop)
 		throw Error(errno, sys_error("cannot create an eventfd", errno));

@@ -6,10 +6,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <signal.h>
 #include <sys/socket.h>
@@ -21,6 +24,7 @@
 
 #include "internal.hpp"
 #include "tensor_pool_protocol.hpp"
+#include "tensor_pool_shm.hpp"
 #include "tensor_pool_socket.hpp"
 
 namespace pool = mcp::detail::pool;
@@ -100,6 +104,24 @@ pool::Message raw_reply(int fd)
 	return m;
 }
 
+// A forked child's end: tells the parent through @fd, waits to be killed.
+[[noreturn]] void ready_then_pause(int fd)
+{
+	char x = 1;
+
+	if (::write(fd, &x, 1) != 1)
+		_exit(1);
+	::pause();
+	_exit(0);
+}
+
+void wait_ready(int fd)
+{
+	char x;
+
+	cr_assert_eq(::read(fd, &x, 1), 1, "the child did not get ready");
+}
+
 bool all_bytes(std::span<const std::byte> s, std::uint8_t v)
 {
 	for (std::byte b : s)
@@ -121,7 +143,7 @@ Test(pool_protocol, round_trip)
 	pool::Wire w = pool::encode(m);
 	cr_assert_eq(w.size(), 64U);
 	cr_assert_eq(pool::decode(w, out), 0);
-	cr_expect_eq(out.version, 1);
+	cr_expect_eq(out.version, 2);
 	cr_expect_eq(out.type, m.type);
 	cr_expect_eq(out.seq, m.seq);
 	cr_expect_eq(out.status, -ESRCH);
@@ -268,14 +290,9 @@ Test(tensor_pool, disconnect_frees)
 	if (pid == 0) {
 		mcp::TensorPoolClient c = mcp::TensorPool::attach(path);
 		c.alloc(2 * MiB);
-		char x = 1;
-		if (::write(ready[1], &x, 1) != 1)
-			_exit(1);
-		::pause();
-		_exit(0);
+		ready_then_pause(ready[1]);
 	}
-	char x;
-	cr_assert_eq(::read(ready[0], &x, 1), 1);
+	wait_ready(ready[0]);
 	cr_expect_eq(server.stat().slots_used, 2U);
 	::kill(pid, SIGKILL);
 	::waitpid(pid, nullptr, 0);
@@ -319,13 +336,13 @@ Test(tensor_pool, bad_requests_get_errors)
 	cr_expect_eq(raw_reply(raw.get()).status, -ENOTCONN);
 	pool::Message hello;
 	hello.type = static_cast<std::uint16_t>(pool::MsgType::hello);
-	hello.version = 2;
+	hello.version = 3;
 	cr_assert_eq(pool::send_message(raw.get(), hello), 0);
 	pool::Message m;
 	int decoded = 0;
 	cr_assert_eq(pool::receive_message(raw.get(), m, decoded, 0), 1);
 	cr_expect_eq(m.status, -EPROTO);
-	cr_expect_eq(m.arg[5], 1U, "the server names its version");
+	cr_expect_eq(m.arg[5], 2U, "the server names its version");
 	cr_expect_eq(pool::receive_message(raw.get(), m, decoded, 0), 0, "then it hangs up");
 
 	// The server is still there for everyone else.
@@ -475,8 +492,8 @@ Test(tensor_pool, hugetlb_failure_falls_back_with_a_warning)
 
 Test(tensor_pool, hugepages_when_reserved)
 {
-	if (meminfo("HugePages_Free") < 2 || meminfo("Hugepagesize") != 2048)
-		cr_skip_test("fewer than 2 free 2 MiB huge pages (HugePages_Free in /proc/meminfo)");
+	if (meminfo("HugePages_Free") < 3 || meminfo("Hugepagesize") != 2048)
+		cr_skip_test("fewer than 3 free 2 MiB huge pages (HugePages_Free in /proc/meminfo): 2 for the slots, 1 for the control area");
 	mcp::PoolOptions o;
 	o.region_bytes = 4 * MiB;
 	o.slots = 2;
@@ -527,6 +544,7 @@ Test(tensor_pool_c_api, round_trip)
 	cr_assert(p);
 	std::memset(p, 0x42, 1000);
 	cr_expect_eq(mcp_pool_receive(b, 0, &got), -ETIMEDOUT);
+	cr_expect_eq(mcp_pool_set_spin(b, 200), 0);
 	cr_assert_eq(mcp_pool_send(a, &t, mcp_pool_client_id(b)), 0);
 	cr_assert_eq(mcp_pool_receive(b, 5000, &got), 0);
 	cr_expect_eq(got.id, t.id);
@@ -551,6 +569,335 @@ Test(tensor_pool_c_api, round_trip)
 	mcp_pool_server_stop(server);
 	cr_expect_eq(mcp_pool_query(path.c_str(), &info), -ECONNREFUSED);
 	cr_expect_eq(mcp_pool_attach(nullptr, &a), -EINVAL);
+	cr_expect_eq(mcp_pool_set_spin(nullptr, 10), -EINVAL);
 	opts.flags = 0x80;
 	cr_expect_eq(mcp_pool_serve(path.c_str(), &opts, &server), -EINVAL);
+}
+
+// The control area of a client's mapping (tensor_pool_shm.hpp), for tests
+// that act as a broken or hostile client.
+pool::Shm control_of(const mcp::TensorPoolClient &c, std::uint32_t slots,
+		     std::uint32_t max_clients = pool::default_max_clients)
+{
+	pool::Shm shm;
+
+	shm.base = c.region().data() + c.region().size();
+	shm.layout = pool::ShmLayout::of(slots, max_clients);
+	return shm;
+}
+
+std::uint32_t test_seed()
+{
+	const char *env = std::getenv("MCP_POOL_SEED");
+
+	return env ? static_cast<std::uint32_t>(std::strtoul(env, nullptr, 0)) : 23;
+}
+
+Test(tensor_pool_shm, spin_then_futex)
+{
+	const std::string path = unique_name("spin");
+	mcp::TensorPoolServer server = small_pool(path);
+	mcp::TensorPoolClient a = mcp::TensorPool::attach(path);
+	mcp::TensorPoolClient b = mcp::TensorPool::attach(path);
+
+	cr_expect_eq(b.spin().count(), 0);
+	b.set_spin(std::chrono::microseconds(500));
+	cr_expect_eq(b.spin().count(), 500);
+	// Spin, then sleep, then time out.
+	const auto start = std::chrono::steady_clock::now();
+	cr_expect(!b.receive(std::chrono::milliseconds(30)));
+	cr_expect_geq(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(30));
+	// A sleeping receiver is woken by the send, not by the time-out.
+	mcp::Tensor t = a.alloc(10);
+	std::thread sender([&] {
+		std::this_thread::sleep_for(std::chrono::milliseconds(50));
+		a.send(t, b.id());
+	});
+	const auto before = std::chrono::steady_clock::now();
+	std::optional<mcp::Tensor> got = b.receive(std::chrono::seconds(10));
+	sender.join();
+	cr_assert(got);
+	cr_expect_eq(got->id, t.id);
+	cr_expect_eq(got->from, a.id());
+	cr_expect_lt(std::chrono::steady_clock::now() - before, std::chrono::seconds(5));
+	// No message per send: the server saw none, ownership moved all the same.
+	cr_expect_eq(error_of([&] { a.free(*got); }), EPERM);
+	b.free(*got);
+	b.set_spin(std::chrono::microseconds(-5));
+	cr_expect_eq(b.spin().count(), 0);
+}
+
+Test(tensor_pool_shm, queue_full_keeps_the_tensor)
+{
+	const std::string path = unique_name("qfull");
+	mcp::TensorPoolServer server = small_pool(path, 4);
+	mcp::TensorPoolClient a = mcp::TensorPool::attach(path);
+	mcp::TensorPoolClient b = mcp::TensorPool::attach(path);
+	const pool::Shm shm = control_of(a, 4);
+	const int bi = shm.find_client(b.id());
+	cr_assert_geq(bi, 0);
+
+	// Fill b's queue with claims of a live client (a), as if a were slow.
+	for (std::uint32_t i = 0; i < shm.layout.depth; i++)
+		cr_assert_geq(pool::queue_claim(shm, static_cast<std::uint32_t>(bi), a.id()), 0);
+	mcp::Tensor t = a.alloc(1);
+	cr_expect_eq(error_of([&] { a.send(t, b.id()); }), EAGAIN);
+	cr_expect(!b.receive(std::chrono::milliseconds(0)), "claimed entries are not delivered");
+	a.free(t); // still a's
+}
+
+Test(tensor_pool_shm, too_many_clients)
+{
+	const std::string path = unique_name("users");
+	mcp::PoolOptions o;
+	o.region_bytes = 4 * MiB;
+	o.slots = 4;
+	o.max_clients = 2;
+	o.no_hugepages = true;
+	o.warn = [](const std::string &) {};
+	mcp::TensorPoolServer server = mcp::TensorPool::serve(path, o);
+	std::optional<mcp::TensorPoolClient> a(mcp::TensorPool::attach(path));
+	mcp::TensorPoolClient b = mcp::TensorPool::attach(path);
+
+	cr_expect_eq(error_of([&] { mcp::TensorPool::attach(path); }), EUSERS);
+	cr_expect(message_of([&] { mcp::TensorPool::attach(path); }).find("--clients") != std::string::npos);
+	a.reset();
+	std::optional<mcp::TensorPoolClient> c;
+	cr_expect(eventually([&] {
+		return error_of([&] { c.emplace(mcp::TensorPool::attach(path)); }) == 0;
+	}));
+	cr_assert(c);
+	mcp::Tensor t = b.alloc(1);
+	b.send(t, c->id());
+	std::optional<mcp::Tensor> got = c->receive(std::chrono::seconds(5));
+	cr_expect(got && got->id == t.id, "the reused queue starts empty and works");
+	o.max_clients = 0;
+	cr_expect_eq(error_of([&] { mcp::TensorPool::serve(unique_name("users0"), o); }), EINVAL);
+}
+
+// A producer killed between claiming an entry and committing it: the
+// entry is never delivered, its tensors are reclaimed, and the receiver
+// asleep behind it gets the next sender's tensor.
+Test(tensor_pool_shm, producer_killed_mid_send)
+{
+	const std::string path = unique_name("midsend");
+	mcp::TensorPoolServer server = small_pool(path);
+	mcp::TensorPoolClient r = mcp::TensorPool::attach(path);
+	int ready[2];
+	cr_assert_eq(::pipe(ready), 0);
+	pid_t pid = ::fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		mcp::TensorPoolClient c = mcp::TensorPool::attach(path);
+		const pool::Shm shm = control_of(c, 8);
+		mcp::Tensor t = c.alloc(MiB);
+		// What send() does up to the commit, then stop there.
+		const int ri = shm.find_client(r.id());
+		auto own = pool::atomic(shm.desc(static_cast<std::uint32_t>(t.offset / MiB)).own);
+		std::uint64_t w = pool::own_word(c.id(), 0);
+		if (ri < 0 || !own.compare_exchange_strong(w, pool::own_word(c.id(), r.id())) ||
+		    pool::queue_claim(shm, static_cast<std::uint32_t>(ri), c.id()) < 0)
+			_exit(1);
+		c.alloc(2 * MiB);
+		ready_then_pause(ready[1]);
+	}
+	wait_ready(ready[0]);
+	cr_expect_eq(server.stat().slots_used, 3U);
+	cr_expect(!r.receive(std::chrono::milliseconds(20)), "a claimed entry is not delivered");
+
+	std::optional<mcp::Tensor> got;
+	std::thread receiver([&] { got = r.receive(std::chrono::seconds(10)); });
+	std::this_thread::sleep_for(std::chrono::milliseconds(20));
+	::kill(pid, SIGKILL);
+	::waitpid(pid, nullptr, 0);
+	cr_expect(eventually([&] { return server.stat().slots_used == 0; }), "the dead client's tensors");
+	mcp::TensorPoolClient d = mcp::TensorPool::attach(path);
+	mcp::Tensor t = d.alloc(100);
+	d.send(t, r.id());
+	receiver.join();
+	cr_assert(got, "the receiver stays blocked behind the dead producer's entry");
+	cr_expect_eq(got->id, t.id);
+	cr_expect_eq(got->from, d.id());
+	::close(ready[0]);
+	::close(ready[1]);
+}
+
+// 1,000 clients killed at seeded random moments while they allocate and
+// send to a receiver that frees what it gets: afterwards every slot is
+// free again.  MCP_POOL_SEED=N replays a run.
+Test(tensor_pool_shm, killed_clients_leak_nothing, .timeout = 60)
+{
+	const std::uint32_t seed = test_seed();
+	const std::string path = unique_name("killer");
+	constexpr std::uint32_t slots = 32;
+	constexpr int killed = 1000;
+	mcp::PoolOptions o;
+	o.region_bytes = slots * 64 * 1024;
+	o.slots = slots;
+	o.no_hugepages = true;
+	o.warn = [](const std::string &) {};
+	mcp::TensorPoolServer server = mcp::TensorPool::serve(path, o);
+	mcp::TensorPoolClient r = mcp::TensorPool::attach(path);
+	const std::uint32_t rid = r.id();
+	std::atomic<bool> done{false};
+	std::atomic<unsigned> received{0};
+	std::thread receiver([&] {
+		while (!done) {
+			std::optional<mcp::Tensor> t = r.receive(std::chrono::milliseconds(20));
+			if (!t)
+				continue;
+			received++;
+			r.free(*t);
+		}
+	});
+	std::mt19937 rng(seed);
+	std::vector<pid_t> alive;
+
+	for (int n = 0; n < killed; n++) {
+		const std::uint32_t child_seed = static_cast<std::uint32_t>(rng());
+		pid_t pid = ::fork();
+		cr_assert_geq(pid, 0);
+		if (pid == 0) {
+			std::mt19937 crng(child_seed);
+			try {
+				mcp::TensorPoolClient c = mcp::TensorPool::attach(path);
+				for (;;) {
+					mcp::Tensor t = c.alloc(1 + crng() % (3 * 64 * 1024));
+					if (crng() % 4)
+						c.send(t, rid); // else it keeps it
+				}
+			} catch (const mcp::Error &) {
+				// ENOSPC or EAGAIN: hold what it has until killed.
+			}
+			::pause();
+			_exit(0);
+		}
+		alive.push_back(pid);
+		if (alive.size() > 3 || n == killed - 1) {
+			// Kill one of the live children after a random moment.
+			std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
+			const std::size_t k = rng() % alive.size();
+			::kill(alive[k], SIGKILL);
+			cr_assert_eq(::waitpid(alive[k], nullptr, 0), alive[k]);
+			alive.erase(alive.begin() + static_cast<std::ptrdiff_t>(k));
+		}
+	}
+	for (pid_t pid : alive) {
+		::kill(pid, SIGKILL);
+		::waitpid(pid, nullptr, 0);
+	}
+	cr_expect(eventually([&] {
+		mcp::PoolStat s = server.stat();
+		return s.slots_used == 0 && s.tensors == 0 && s.clients == 1;
+	}), "seed %u: %u slots, %u tensors, %u clients left", seed, server.stat().slots_used,
+		  server.stat().tensors, server.stat().clients);
+	done = true;
+	receiver.join();
+	cr_expect_gt(received.load(), 0U, "seed %u: nothing was handed over", seed);
+	// Every slot free: one tensor of the whole pool fits.
+	mcp::TensorPoolClient c = mcp::TensorPool::attach(path);
+	mcp::Tensor all = c.alloc(o.region_bytes);
+	c.send(all, rid);
+	std::optional<mcp::Tensor> got = r.receive(std::chrono::seconds(5));
+	cr_expect(got && got->id == all.id, "seed %u: the receiver's queue works", seed);
+}
+
+// A client writing random bytes over the control area while two others
+// hand tensors back and forth: nobody crashes or reads outside the
+// region, the server repairs its table and reclaims, and new clients hand
+// off as before.  MCP_POOL_SEED=N replays a run.
+Test(tensor_pool_shm, scribbler_cannot_crash_anyone, .timeout = 60)
+{
+	const std::uint32_t seed = test_seed();
+	const std::string path = unique_name("fuzz");
+	constexpr std::uint32_t slots = 16;
+	mcp::TensorPoolServer server = small_pool(path, slots);
+	constexpr auto run_for = std::chrono::milliseconds(1500);
+	int ids[2];
+	cr_assert_eq(::pipe(ids), 0);
+
+	// Two peers: each sends its tensors to the other (the first learns
+	// the second's id from what arrives), receives, checks that what
+	// arrives lies in the region and reads all of it.
+	auto peer = [&](int me, std::uint32_t other) -> pid_t {
+		pid_t pid = ::fork();
+		if (pid != 0)
+			return pid;
+		int rc = 0;
+		try {
+			mcp::TensorPoolClient c = mcp::TensorPool::attach(path);
+			const std::uint32_t id = c.id();
+			if (::write(ids[1], &id, sizeof(id)) != sizeof(id))
+				_exit(4);
+			const auto end = std::chrono::steady_clock::now() + run_for;
+			std::uint64_t sum = 0;
+			while (std::chrono::steady_clock::now() < end) {
+				try {
+					if (other) {
+						mcp::Tensor t = c.alloc(1 + sum % (2 * MiB));
+						std::memset(c.span(t).data(), me, t.size);
+						c.send(t, other);
+					}
+				} catch (const mcp::Error &) {
+					// ENOSPC, EAGAIN, EPERM, ENOENT: the scribbler's doing.
+				}
+				std::optional<mcp::Tensor> t = c.receive(std::chrono::milliseconds(1));
+				if (!t)
+					continue;
+				if (t->offset + t->capacity > c.region().size() || t->size > t->capacity) {
+					rc = 3;
+					break;
+				}
+				for (std::byte b : c.span(*t))
+					sum += static_cast<std::uint8_t>(b);
+				if (!other)
+					other = t->from;
+				try {
+					c.free(*t);
+				} catch (const mcp::Error &) {
+				}
+			}
+		} catch (const mcp::Error &) {
+			rc = 0; // detached by the server: allowed
+		}
+		_exit(rc);
+	};
+	std::uint32_t id0 = 0;
+	pid_t p0 = peer(0, 0);
+	cr_assert_gt(p0, 0);
+	cr_assert_eq(::read(ids[0], &id0, sizeof(id0)), sizeof(id0));
+	pid_t p1 = peer(1, id0);
+	cr_assert_gt(p1, 0);
+	pid_t scribbler = ::fork();
+	cr_assert_geq(scribbler, 0);
+	if (scribbler == 0) {
+		mcp::TensorPoolClient c = mcp::TensorPool::attach(path);
+		const pool::Shm shm = control_of(c, slots);
+		std::mt19937 rng(seed);
+		const auto end = std::chrono::steady_clock::now() + run_for;
+		while (std::chrono::steady_clock::now() < end) {
+			const std::size_t at = rng() % (shm.layout.bytes - 8);
+			const std::uint64_t v = (std::uint64_t{rng()} << 32 | rng()) >> (rng() % 64);
+			std::memcpy(shm.base + at, &v, sizeof(v));
+		}
+		_exit(0);
+	}
+	for (pid_t pid : {p0, p1, scribbler}) {
+		int status = 0;
+		cr_assert_eq(::waitpid(pid, &status, 0), pid);
+		cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			  "seed %u: client %d ended with status %#x", seed, pid, status);
+	}
+	::close(ids[0]);
+	::close(ids[1]);
+	cr_expect(eventually([&] {
+		mcp::PoolStat s = server.stat();
+		return s.slots_used == 0 && s.clients == 0;
+	}), "seed %u: %u slots left", seed, server.stat().slots_used);
+	mcp::TensorPoolClient a = mcp::TensorPool::attach(path);
+	mcp::TensorPoolClient b = mcp::TensorPool::attach(path);
+	mcp::Tensor t = a.alloc(slots * MiB);
+	a.send(t, b.id());
+	std::optional<mcp::Tensor> got = b.receive(std::chrono::seconds(5));
+	cr_expect(got && got->id == t.id && got->size == slots * MiB, "seed %u: hand-off after", seed);
 }

@@ -88,7 +88,7 @@ Test(pool_cli, stat_text_and_json_schema)
 	cr_expect_eq(doc["region_bytes"], 256 * MiB);
 	cr_expect_eq(doc["slots_free"], 125);
 	cr_expect_eq(doc["hugepages"], true);
-	cr_expect_eq(doc["protocol_version"], 1);
+	cr_expect_eq(doc["protocol_version"], 2);
 }
 
 Test(pool_cli, stat_of_a_live_pool)
@@ -137,6 +137,15 @@ Test(pool_cli, errors_and_exit_codes)
 	r = run_mcpctl({"pool", "serve", path, "--foreground"});
 	cr_expect_eq(r.exit_code, 1);
 	cr_expect(r.err.find("already listens") != std::string::npos, "%s", r.err.c_str());
+	r = run_mcpctl({"pool", "attach", path, "--receive", "--spin", "500", "--timeout", "0.05"});
+	cr_expect_eq(r.exit_code, 1, "spins, sleeps, times out: %s", r.err.c_str());
+	cr_expect(r.err.find("no tensor arrived") != std::string::npos, "%s", r.err.c_str());
+	r = run_mcpctl({"pool", "serve", unique_name("x"), "--clients", "0"});
+	cr_expect_eq(r.exit_code, 2, "%s", r.err.c_str());
+	r = run_mcpctl({"pool", "serve", unique_name("x"), "--clients", "2", "--json"});
+	cr_assert_eq(r.exit_code, 0, "%s", r.err.c_str());
+	const pid_t pid = json::parse(r.out)["pid"].get<pid_t>();
+	cr_expect_eq(::kill(pid, SIGTERM), 0);
 }
 
 Test(pool_cli, attach_sends_in_place)

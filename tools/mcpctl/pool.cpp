@@ -24,6 +24,7 @@ struct PoolArgs {
 	std::string path;
 	std::string size = "256M";
 	std::uint32_t slots = 128;
+	std::uint32_t clients = 64;
 	bool foreground = false;
 	bool no_hugepages = false;
 	std::string alloc;
@@ -31,6 +32,7 @@ struct PoolArgs {
 	std::optional<std::uint32_t> send_to;
 	bool receive = false;
 	double timeout = 10;
+	std::uint32_t spin_us = 0;
 	CLI::App *serve = nullptr;
 	CLI::App *attach = nullptr;
 	CLI::App *stat = nullptr;
@@ -70,6 +72,7 @@ mcp::PoolOptions pool_options(std::string *warning)
 
 	o.region_bytes = parse_size(args.size);
 	o.slots = args.slots;
+	o.max_clients = args.clients;
 	o.no_hugepages = args.no_hugepages;
 	o.warn = [warning](const std::string &w) { *warning = w; };
 	return o;
@@ -178,6 +181,7 @@ int run_attach(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 	}
 
 	mcp::TensorPoolClient client = mcp::TensorPool::attach(args.path);
+	client.set_spin(std::chrono::microseconds(args.spin_us));
 	nlohmann::ordered_json doc = {{"path", args.path}, {"client", client.id()}};
 
 	if (!opts.json) {
@@ -319,6 +323,8 @@ Command add_pool_command(CLI::App &app)
 	args.serve->add_option("--size", args.size, "Pool memory: 256M, 1G, bytes (default 256M)");
 	args.serve->add_option("--slots", args.slots, "Slots the memory is cut into (default 128)")
 		->check(CLI::Range(1U, 1U << 20));
+	args.serve->add_option("--clients", args.clients, "Clients attached at once (default 64)")
+		->check(CLI::Range(1U, 4096U));
 	args.serve->add_flag("--foreground", args.foreground, "Serve from this process until Ctrl-C");
 	args.serve->add_flag("--no-hugepages", args.no_hugepages, "Use normal pages even if huge pages "
 								   "are reserved");
@@ -334,6 +340,9 @@ Command add_pool_command(CLI::App &app)
 							 "show it, free it");
 	args.attach->add_option("--timeout", args.timeout, "Seconds --receive waits (default 10)")
 		->check(CLI::Range(0.0, 86400.0));
+	args.attach->add_option("--spin", args.spin_us, "Microseconds --receive polls before it "
+						       "sleeps (default 0)")
+		->check(CLI::Range(0U, 10000000U));
 
 	args.stat = sub->add_subcommand("stat", "What the pool at PATH holds (slots, tensors, clients)");
 	args.stat->add_option("PATH", args.path, "Socket path, or @name")->required();

@@ -39,13 +39,14 @@ struct mcp_pool_client;
  * @flags:		MCP_POOL_*
  * @region_bytes:	0 = 256 MiB
  * @slots:		0 = 128
+ * @max_clients:	clients attached at once; 0 = 64
  */
 struct mcp_pool_opts {
 	uint32_t size;
 	uint32_t flags;
 	uint64_t region_bytes;
 	uint32_t slots;
-	uint32_t reserved;
+	uint32_t max_clients;
 };
 
 /**
@@ -100,7 +101,8 @@ MCP_EXPORT void mcp_pool_server_stop(struct mcp_pool_server *server);
  * @out:	on success, the client; release it with mcp_pool_detach()
  *
  * Return: 0, or -ENOENT / -ECONNREFUSED (no server at @path), -EPROTO
- * (another protocol version), or another negative errno.
+ * (another protocol version), -EUSERS (the pool has its maximum of
+ * clients), or another negative errno.
  */
 MCP_EXPORT int mcp_pool_attach(const char *path, struct mcp_pool_client **out);
 
@@ -134,8 +136,12 @@ MCP_EXPORT void *mcp_pool_data(struct mcp_pool_client *client, const struct mcp_
 
 /**
  * mcp_pool_send() - hand @tensor to client @peer; it is then @peer's
+ *
+ * An enqueue in the pool's shared memory and, if @peer sleeps, a futex
+ * wake-up; the server is not involved.
+ *
  * Return: 0, or -ESRCH (no such client), -ENOENT, -EPERM, -EAGAIN (the
- * peer does not read its socket).
+ * peer's queue is full: it does not receive).
  */
 MCP_EXPORT int mcp_pool_send(struct mcp_pool_client *client, const struct mcp_tensor *tensor,
 			     uint32_t peer);
@@ -143,10 +149,22 @@ MCP_EXPORT int mcp_pool_send(struct mcp_pool_client *client, const struct mcp_te
 /**
  * mcp_pool_receive() - the next tensor handed to this client
  * @timeout_ms:	-1 waits forever
- * Return: 0, or -ETIMEDOUT, or another negative errno.
+ *
+ * Polls the queue for the client's spin time (mcp_pool_set_spin()), then
+ * sleeps on a futex.
+ *
+ * Return: 0, or -ETIMEDOUT, -ECONNRESET (the server went away), or another
+ * negative errno.
  */
 MCP_EXPORT int mcp_pool_receive(struct mcp_pool_client *client, int timeout_ms,
 				struct mcp_tensor *out);
+
+/**
+ * mcp_pool_set_spin() - how long mcp_pool_receive() polls before it sleeps
+ * @spin_us:	microseconds; 0 (the default) sleeps at once
+ * Return: 0, or -EINVAL (NULL).
+ */
+MCP_EXPORT int mcp_pool_set_spin(struct mcp_pool_client *client, uint32_t spin_us);
 
 /* mcp_pool_stat() - the pool's state, through @client. */
 MCP_EXPORT int mcp_pool_stat(struct mcp_pool_client *client, struct mcp_pool_info *out);

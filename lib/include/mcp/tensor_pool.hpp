@@ -28,6 +28,8 @@ namespace mcp {
 struct PoolOptions {
 	std::uint64_t region_bytes = 256ULL << 20;	// slots * slot bytes
 	std::uint32_t slots = 128;			// 2 MiB slots by default
+	// Clients attached at once (each has a queue in the control area).
+	std::uint32_t max_clients = 64;
 	// Never try huge pages (tests of the fallback; hosts where hugetlb
 	// memory is reserved for something else).
 	bool no_hugepages = false;
@@ -82,7 +84,8 @@ private:
 };
 
 // One process's attachment to a pool: the socket and the region mapped
-// read-write.  Not thread-safe (one thread at a time).  Move-only;
+// read-write.  send() and receive() go through the region's control area,
+// not the server.  Not thread-safe (one thread at a time).  Move-only;
 // destruction detaches, and the server frees the tensors it still owns.
 class MCP_EXPORT TensorPoolClient {
 public:
@@ -109,11 +112,18 @@ public:
 	// does not lie inside the region.
 	std::span<std::byte> span(const Tensor &t) const;
 	// Hands @t to client @peer, which receive()s it; @t is then @peer's.
-	// Throws mcp::Error: ESRCH (no such peer), ENOENT, EPERM.
+	// Throws mcp::Error: ESRCH (no such peer), ENOENT, EPERM, EAGAIN
+	// (the peer's queue is full).
 	void send(const Tensor &t, std::uint32_t peer);
 	// The next tensor handed to this client, waiting at most @timeout
-	// (none: forever); nullopt when the time ran out.
+	// (none: forever); nullopt when the time ran out.  It spins for
+	// spin() before it sleeps on the futex.  Throws ECONNRESET when the
+	// server went away.
 	std::optional<Tensor> receive(std::optional<std::chrono::milliseconds> timeout = {});
+	// How long receive() polls the queue before it sleeps (default 0:
+	// sleep at once).  Spinning trades a core for the wake-up latency.
+	void set_spin(std::chrono::microseconds spin) noexcept;
+	std::chrono::microseconds spin() const noexcept;
 	PoolStat stat();
 
 	struct Impl;
@@ -128,14 +138,15 @@ private:
 // abstract namespace.
 struct MCP_EXPORT TensorPool {
 	// The version of the wire protocol (Documentation/tensor-pool.rst).
-	static constexpr std::uint32_t protocol_version = 1;
+	static constexpr std::uint32_t protocol_version = 2;
 
 	// Creates the region, binds @path and serves it from a new thread.
 	// Throws mcp::Error: EADDRINUSE (a pool is served at @path already),
 	// EINVAL (bad options), or the errno of the failed call.
 	static TensorPoolServer serve(std::string_view path, PoolOptions options = {});
 	// Attaches to the pool at @path.  Throws mcp::Error: ENOENT or
-	// ECONNREFUSED (no server at @path), EPROTO (another protocol version).
+	// ECONNREFUSED (no server at @path), EPROTO (another protocol version),
+	// EUSERS (PoolOptions::max_clients are attached).
 	static TensorPoolClient attach(std::string_view path);
 	// The pool's state without attaching (not counted as a client).
 	static PoolStat stat(std::string_view path);
