@@ -351,6 +351,27 @@ static struct mcp_tuner *mcp_tune_session_of(struct file *file)
 	return task_tgid(current) == s->pid ? s : NULL;
 }
 
+/*
+ * What SET and RESET share once the flags are checked: the caller's
+ * privilege, the knob, and a mask for the target CPUs.
+ */
+static int mcp_tune_write_begin(const struct mcp_tune_value *v,
+				struct mcp_tune_knob **knob,
+				cpumask_var_t *mask)
+{
+	int ret;
+
+	ret = mcp_tune_may_write();
+	if (ret)
+		return ret;
+	*knob = mcp_tune_knob_get(v->knob);
+	if (!*knob)
+		return -ENOENT;
+	if (!zalloc_cpumask_var(mask, GFP_KERNEL_ACCOUNT))
+		return -ENOMEM;
+	return 0;
+}
+
 static int mcp_ioctl_tune_set(struct file *file, void *karg)
 {
 	struct mcp_tuner *s = mcp_tune_session_of(file);
@@ -364,14 +385,9 @@ static int mcp_ioctl_tune_set(struct file *file, void *karg)
 	if (v->flags & ~MCP_TUNE_ALL_CPUS || v->readback || v->holder_pid ||
 	    v->err_cpu)
 		return -EINVAL;
-	ret = mcp_tune_may_write();
+	ret = mcp_tune_write_begin(v, &knob, &mask);
 	if (ret)
 		return ret;
-	knob = mcp_tune_knob_get(v->knob);
-	if (!knob)
-		return -ENOENT;
-	if (!zalloc_cpumask_var(&mask, GFP_KERNEL_ACCOUNT))
-		return -ENOMEM;
 
 	cpus_read_lock();
 	mutex_lock(&mcp_tune_lock);
@@ -472,14 +488,9 @@ static int mcp_ioctl_tune_reset(struct file *file, void *karg)
 	    v->value || v->readback || v->holder_pid || v->err_cpu ||
 	    (v->flags & MCP_TUNE_ALL_KNOBS && v->knob))
 		return -EINVAL;
-	ret = mcp_tune_may_write();
+	ret = mcp_tune_write_begin(v, &knob, &mask);
 	if (ret)
 		return ret;
-	knob = mcp_tune_knob_get(v->knob);
-	if (!knob)
-		return -ENOENT;
-	if (!zalloc_cpumask_var(&mask, GFP_KERNEL_ACCOUNT))
-		return -ENOMEM;
 
 	cpus_read_lock();
 	mutex_lock(&mcp_tune_lock);
