@@ -159,6 +159,42 @@ static int cpu_set_online(int cpu, int online)
 	return mcp_write_file(path, online ? "1" : "0");
 }
 
+/*
+ * A child process that opens a session, sets @knob to @val (on CPU 0, or
+ * every CPU with MCP_TUNE_ALL_CPUS) and waits to be killed; its pid once
+ * the value is set, or -1.
+ */
+static pid_t hold_in_child(int fd, int knob, __u64 val, __u32 flags)
+{
+	int pipefd[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(pipefd))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		int sfd = tune_session(fd);
+
+		close(pipefd[0]);
+		if (sfd < 0 || tune_set(sfd, knob, 0, val, flags, NULL))
+			_exit(10);
+		if (write(pipefd[1], "k", 1) != 1)
+			_exit(11);
+		pause();
+		_exit(12);
+	}
+	close(pipefd[1]);
+	if (read(pipefd[0], &c, 1) != 1) {
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(pipefd[0]);
+	return pid;
+}
+
 FIXTURE(tune) {
 	int fd;
 	int l2;		/* prefetch.l2_stream */
@@ -453,30 +489,15 @@ TEST_F(tune, set_verify_rollback_on_close)
 TEST_F(tune, all_cpus_and_rollback_on_sigkill)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int pipefd[2], status;
+	int status;
 	__u64 boot;
 	pid_t pid;
-	char c;
 
 	if (!self->writable)
 		SKIP(return, "%s: %s", L2_STREAM, self->l2_info.reason);
 	boot = self->l2_info.value;
-	ASSERT_EQ(0, pipe(pipefd));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		int sfd = tune_session(self->fd);
-
-		if (sfd < 0 || tune_set(sfd, self->l2, 0, !boot, MCP_TUNE_ALL_CPUS, NULL))
-			_exit(10);
-		if (write(pipefd[1], "k", 1) != 1)
-			_exit(11);
-		pause();
-		_exit(12);
-	}
-	close(pipefd[1]);
-	ASSERT_EQ(1, read(pipefd[0], &c, 1));
-	close(pipefd[0]);
+	pid = hold_in_child(self->fd, self->l2, !boot, MCP_TUNE_ALL_CPUS);
+	ASSERT_LT(0, pid);
 	for (long cpu = 0; cpu < ncpu; cpu++) {
 		EXPECT_EQ(!boot, tune_value(self->fd, cpu, L2_STREAM)) TH_LOG("cpu %ld", cpu);
 	}
@@ -493,30 +514,15 @@ TEST_F(tune, second_session_busy_with_holder_pid)
 {
 	struct mcp_tune_value v;
 	struct mcp_tune_knob_info e;
-	int pipefd[2], status, sfd;
+	int status, sfd;
 	__u64 boot;
 	pid_t pid;
-	char c;
 
 	if (!self->writable)
 		SKIP(return, "%s: %s", L2_STREAM, self->l2_info.reason);
 	boot = self->l2_info.value;
-	ASSERT_EQ(0, pipe(pipefd));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		int cfd = tune_session(self->fd);
-
-		if (cfd < 0 || tune_set(cfd, self->l2, 0, !boot, 0, NULL))
-			_exit(10);
-		if (write(pipefd[1], "k", 1) != 1)
-			_exit(11);
-		pause();
-		_exit(12);
-	}
-	close(pipefd[1]);
-	ASSERT_EQ(1, read(pipefd[0], &c, 1));
-	close(pipefd[0]);
+	pid = hold_in_child(self->fd, self->l2, !boot, 0);
+	ASSERT_LT(0, pid);
 
 	sfd = tune_session(self->fd);
 	ASSERT_LE(0, sfd);
@@ -658,6 +664,66 @@ TEST_F(tune, readback_refusal)
 	EXPECT_EQ(-EOPNOTSUPP, tune_set(sfd, self->l2, 0, 0, 0, NULL));
 	close(sfd);
 	EXPECT_EQ(1, tune_value(self->fd, 0, L2_STREAM));
+}
+
+/* mcpctl tune: list and get for anyone with /dev/mcp, as JSON too. */
+TEST_F(tune, mcpctl_list_and_get)
+{
+	char out[16384], want[128];
+
+	if (access(MCP_MCPCTL_PATH, X_OK))
+		SKIP(return, "no %s in this image", MCP_MCPCTL_PATH);
+	ASSERT_EQ(0, MCP_MCPCTL(out, "tune", "list")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, L2_STREAM));
+	EXPECT_NE(NULL, strstr(out, "dma.wc_depth"));
+	EXPECT_NE(NULL, strstr(out, self->l2_info.reason)) TH_LOG("%s", out);
+	ASSERT_EQ(0, MCP_MCPCTL(out, "tune", "get", "dma.wc_depth", "--json")) TH_LOG("%s", out);
+	snprintf(want, sizeof(want), "\"value\":%lld",
+		 mcp_read_ll(MCP_SYSFS_DIR "/dma/wc_depth"));
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"status\":\"read-only\"")) TH_LOG("%s", out);
+	EXPECT_EQ(1, MCP_MCPCTL(out, "tune", "get", "no.such_knob"));
+	EXPECT_NE(NULL, strstr(out, "no tuning knob 'no.such_knob'")) TH_LOG("%s", out);
+	EXPECT_EQ(1, MCP_MCPCTL(out, "tune", "set", "dma.wc_depth=4"));
+	EXPECT_NE(NULL, strstr(out, "written through /sys/class/misc/mcp/dma/wc_depth"))
+		TH_LOG("%s", out);
+	EXPECT_EQ(2, MCP_MCPCTL(out, "tune", "bogus"));
+}
+
+/* tune run: set for the command's lifetime; tune set/reset: committed. */
+TEST_F(tune, mcpctl_run_set_reset)
+{
+	char out[16384], arg[64], want[64];
+	__u64 boot = self->l2_info.value;
+	struct mcp_tune_knob_info e;
+
+	if (access(MCP_MCPCTL_PATH, X_OK))
+		SKIP(return, "no %s in this image", MCP_MCPCTL_PATH);
+	if (!self->writable) {
+		EXPECT_EQ(1, MCP_MCPCTL(out, "tune", "run", "--set", L2_STREAM "=0", "--",
+					"/bin/true"));
+		EXPECT_NE(NULL, strstr(out, self->l2_info.reason)) TH_LOG("%s", out);
+		return;
+	}
+	/* The command sees the value; its exit status comes through. */
+	snprintf(arg, sizeof(arg), L2_STREAM "=%llu", (unsigned long long)!boot);
+	snprintf(want, sizeof(want), "\"value\":%llu", (unsigned long long)!boot);
+	EXPECT_EQ(3, MCP_MCPCTL(out, "tune", "run", "--set", arg, "--", "/bin/sh", "-c",
+				MCP_MCPCTL_PATH " tune get " L2_STREAM " --json; exit 3"));
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"held\":true")) TH_LOG("%s", out);
+	EXPECT_EQ(boot, tune_value(self->fd, 0, L2_STREAM));
+
+	ASSERT_EQ(0, MCP_MCPCTL(out, "tune", "set", arg)) TH_LOG("%s", out);
+	ASSERT_LE(0, tune_find(self->fd, 0, L2_STREAM, &e));
+	EXPECT_EQ(!boot, e.value);
+	EXPECT_EQ(MCP_TUNE_STATE_COMMITTED, e.state & MCP_TUNE_STATE_COMMITTED);
+	ASSERT_EQ(0, MCP_MCPCTL(out, "tune", "reset")) TH_LOG("%s", out);
+	ASSERT_LE(0, tune_find(self->fd, 0, L2_STREAM, &e));
+	EXPECT_EQ(boot, e.value);
+	EXPECT_EQ(0, e.state & MCP_TUNE_STATE_COMMITTED);
+	EXPECT_EQ(1, MCP_MCPCTL(out, "tune", "set", L2_STREAM "=2"));
+	EXPECT_NE(NULL, strstr(out, "the range is 0..1")) TH_LOG("%s", out);
 }
 
 MCP_TEST_MAIN
