@@ -105,4 +105,17 @@ tests/vm/run-vm.py --topology memless --mode selftests --binary "$memless_binari
 	--crosscheck 2>&1 | tee "$TALLY_LOG_DIR/vm-memless.log"
 add_runner_counts "$TALLY_LOG_DIR/vm-memless.log"
 
+# Named CPU models for the tuning registry (Documentation/tuning.rst):
+# core2duo stores IA32_MISC_ENABLE (the writable path), Skylake-Server
+# drops 0x1a4 writes (the read-back refusal).  mcp_tune_test only, about
+# 50 s of wall time each; the runs above cover -cpu max (unsupported).
+for model in core2duo:writable Skylake-Server:readback; do
+	cpu=${model%%:*}
+	echo "==> VM selftests (2node, -cpu $cpu: mcp_tune_test)"
+	tests/vm/run-vm.py --topology 2node --mode selftests --binary mcp_tune_test \
+		--cpu "$cpu" --env MCP_TUNE_EXPECT="${model##*:}" \
+		2>&1 | tee "$TALLY_LOG_DIR/vm-tune-$cpu.log"
+	add_runner_counts "$TALLY_LOG_DIR/vm-tune-$cpu.log"
+done
+
 tally_summary
