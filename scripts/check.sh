@@ -107,12 +107,13 @@ add_runner_counts "$TALLY_LOG_DIR/vm-memless.log"
 
 # Named CPU models for the tuning registry (Documentation/tuning.rst):
 # core2duo stores IA32_MISC_ENABLE (the writable path), Skylake-Server
-# drops 0x1a4 writes (the read-back refusal).  mcp_tune_test only, about
+# drops 0x1a4 writes (the read-back refusal).  The tuning tests only, about
 # 50 s of wall time each; the runs above cover -cpu max (unsupported).
+tune_binaries=mcp_tune_test,mcp_libmcp_tune_test
 for model in core2duo:writable Skylake-Server:readback; do
 	cpu=${model%%:*}
-	echo "==> VM selftests (2node, -cpu $cpu: mcp_tune_test)"
-	tests/vm/run-vm.py --topology 2node --mode selftests --binary mcp_tune_test \
+	echo "==> VM selftests (2node, -cpu $cpu: $tune_binaries)"
+	tests/vm/run-vm.py --topology 2node --mode selftests --binary "$tune_binaries" \
 		--cpu "$cpu" --env MCP_TUNE_EXPECT="${model##*:}" \
 		2>&1 | tee "$TALLY_LOG_DIR/vm-tune-$cpu.log"
 	add_runner_counts "$TALLY_LOG_DIR/vm-tune-$cpu.log"

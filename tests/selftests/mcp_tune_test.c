@@ -381,8 +381,15 @@ TEST_F(tune, session_needs_rawio)
 
 	ASSERT_LE(0, pid);
 	if (!pid) {
+		/* A session opened with the capability cannot write without it. */
+		int sfd = tune_session(self->fd);
+
+		if (sfd < 0)
+			_exit(9);
 		if (mcp_drop_cap(CAP_SYS_RAWIO))
 			_exit(10);
+		if (tune_set(sfd, self->l2, 0, 1, 0, NULL) != -EPERM)
+			_exit(12);
 		_exit(tune_session(self->fd) == -EPERM ? 0 : 11);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
