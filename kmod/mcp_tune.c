@@ -311,13 +311,20 @@ static int mcp_tune_reset_knob_locked(struct mcp_tuner *s,
 	return first;
 }
 
-/* Every cell the session holds gets its saved value back. */
-static void mcp_tune_rollback(struct mcp_tuner *s)
+/**
+ * mcp_tune_end_holds_locked() - release every cell a session holds
+ * @s:		the session
+ * @commit:	make the held values committed; else give the saved ones
+ *		back (an offline CPU gets them when it comes online)
+ *
+ * Return: the number of cells released.
+ */
+static unsigned int mcp_tune_end_holds_locked(struct mcp_tuner *s, bool commit)
 {
-	unsigned int i, cpu;
+	unsigned int i, cpu, n = 0;
 
-	cpus_read_lock();
-	mutex_lock(&mcp_tune_lock);
+	lockdep_assert_held(&mcp_tune_lock);
+
 	for (i = 0; i < MCP_TUNE_NR_KNOBS && s->held; i++) {
 		struct mcp_tune_knob *knob = &mcp_tune_knobs[i];
 
@@ -330,13 +337,27 @@ static void mcp_tune_rollback(struct mcp_tuner *s)
 				continue;
 			cell->holder = NULL;
 			s->held--;
-			if (cpu_online(cpu))
+			n++;
+			if (commit) {
+				cell->committed = cell->held;
+				cell->committed_valid = true;
+			} else if (cpu_online(cpu)) {
 				mcp_tune_restore_locked(knob, cpu, cell->saved);
-			else
+			} else {
 				cell->restore_pending = true;
+			}
 		}
 	}
 	WARN_ON_ONCE(s->held);
+	return n;
+}
+
+/* Every cell the session holds gets its saved value back. */
+static void mcp_tune_rollback(struct mcp_tuner *s)
+{
+	cpus_read_lock();
+	mutex_lock(&mcp_tune_lock);
+	mcp_tune_end_holds_locked(s, false);
 	mutex_unlock(&mcp_tune_lock);
 	cpus_read_unlock();
 }
@@ -444,7 +465,6 @@ static int mcp_ioctl_tune_commit(struct file *file, void *karg)
 {
 	struct mcp_tuner *s = mcp_tune_session_of(file);
 	struct mcp_tune_commit *c = karg;
-	unsigned int i, cpu;
 
 	if (!s)
 		return -EPERM;
@@ -452,23 +472,7 @@ static int mcp_ioctl_tune_commit(struct file *file, void *karg)
 		return -EINVAL;
 
 	mutex_lock(&mcp_tune_lock);
-	for (i = 0; i < MCP_TUNE_NR_KNOBS && s->held; i++) {
-		struct mcp_tune_knob *knob = &mcp_tune_knobs[i];
-
-		if (!knob->cells)
-			continue;
-		for_each_possible_cpu(cpu) {
-			struct mcp_tune_cell *cell = &knob->cells[cpu];
-
-			if (cell->holder != s)
-				continue;
-			cell->committed = cell->held;
-			cell->committed_valid = true;
-			cell->holder = NULL;
-			s->held--;
-			c->count++;
-		}
-	}
+	c->count = mcp_tune_end_holds_locked(s, true);
 	mutex_unlock(&mcp_tune_lock);
 	return 0;
 }
