@@ -185,6 +185,8 @@ enum mcp_dma_knob {
 
 extern struct mcp_dma_knobs mcp_host_dma_knobs;
 void mcp_dma_knobs_init(struct mcp_dma_knobs *knobs);
+u32 mcp_dma_knob_get(const struct mcp_dma_knobs *knobs, enum mcp_dma_knob knob,
+		     u32 *def, u32 *max);
 /* sysfs show and store of one knob; store validates the range. */
 ssize_t mcp_dma_knob_show(const struct mcp_dma_knobs *knobs,
 			  enum mcp_dma_knob knob, char *buf);

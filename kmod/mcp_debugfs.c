@@ -44,6 +44,8 @@ static const char * const mcp_counter_names[] = {
 	[MCP_CTR_GRAPH_EXECS_IN_FLIGHT] = "graph_execs_in_flight",
 	[MCP_CTR_GRAPH_JOBS_TOTAL] = "graph_jobs_total",
 	[MCP_CTR_GRAPH_WORKERS] = "graph_workers",
+	[MCP_CTR_TUNE_SESSIONS] = "tune_sessions",
+	[MCP_CTR_TUNE_ONLINE_APPLIED] = "tune_online_applied",
 };
 
 static_assert(ARRAY_SIZE(mcp_counter_names) == MCP_NR_COUNTERS);

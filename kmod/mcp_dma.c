@@ -138,6 +138,29 @@ static u32 *mcp_dma_knob(struct mcp_dma_knobs *knobs, enum mcp_dma_knob knob,
 	return NULL;
 }
 
+/**
+ * mcp_dma_knob_get() - one knob's value, default and maximum
+ * @knobs:	the knobs of a context (or mcp_host_dma_knobs)
+ * @knob:	which one
+ * @def:	out: its value at load
+ * @max:	out: its largest value (the smallest is 1)
+ *
+ * For the tuning registry (mcp_tune_dma.c), which lists the knobs.
+ *
+ * Return: the current value.
+ */
+u32 mcp_dma_knob_get(const struct mcp_dma_knobs *knobs, enum mcp_dma_knob knob,
+		     u32 *def, u32 *max)
+{
+	struct mcp_dma_knobs defaults;
+	u32 *val;
+
+	mcp_dma_knobs_init(&defaults);
+	*def = *mcp_dma_knob(&defaults, knob, max);
+	val = mcp_dma_knob((struct mcp_dma_knobs *)knobs, knob, max);
+	return READ_ONCE(*val);
+}
+
 ssize_t mcp_dma_knob_show(const struct mcp_dma_knobs *knobs,
 			  enum mcp_dma_knob knob, char *buf)
 {

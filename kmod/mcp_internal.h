@@ -96,7 +96,8 @@
 				 MCP_FEAT_DMA | MCP_FEAT_GRAPHS | \
 				 MCP_FEAT_GRAPH_COMPACT | MCP_FEAT_JOB_BATCH | \
 				 MCP_FEAT_JOB_CHAINS | MCP_FEAT_WORKER_OPS | \
-				 MCP_FEAT_PLACE_ADAPTIVE_IF_BUILT)
+				 MCP_FEAT_PLACE_ADAPTIVE_IF_BUILT | \
+				 MCP_FEAT_TUNE)
 
 /*
  * Counters shown in /sys/kernel/debug/mcp/counters.  To add one, add an
@@ -128,6 +129,8 @@ enum mcp_counter {
 	MCP_CTR_GRAPH_EXECS_IN_FLIGHT, /* graph executions not yet ended */
 	MCP_CTR_GRAPH_JOBS_TOTAL, /* graph nodes dispatched to an engine */
 	MCP_CTR_GRAPH_WORKERS,	/* open worker fds (mcp_worker.c) */
+	MCP_CTR_TUNE_SESSIONS,	/* open tuning session fds (mcp_tune.c) */
+	MCP_CTR_TUNE_ONLINE_APPLIED, /* values re-applied to CPUs coming online */
 	MCP_NR_COUNTERS
 };
 
@@ -165,6 +168,8 @@ static inline s64 mcp_counter_read(enum mcp_counter ctr)
  *			-ENOSPC too (it carries the sizes the caller needs)
  * @copy_out_on_einval:	copy the argument back when @handler returns
  *			-EINVAL too (it says what was refused)
+ * @copy_out_on_error:	copy the argument back on any error of @handler
+ *			(it says which CPU, holder or read-back failed)
  */
 struct mcp_ioctl_desc {
 	size_t ksize;
@@ -173,6 +178,7 @@ struct mcp_ioctl_desc {
 	void (*publish)(void *karg, bool copied);
 	bool copy_out_on_enospc;
 	bool copy_out_on_einval;
+	bool copy_out_on_error;
 };
 
 /* mcp_main.c: the extensible-struct convention, for every fd of mcp.ko */

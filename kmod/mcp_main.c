@@ -28,6 +28,7 @@
 #include "mcp_ctx.h"
 #include "mcp_graph.h"
 #include "mcp_internal.h"
+#include "mcp_tune.h"
 
 /* Room for the kernel copy of any ioctl argument. */
 union mcp_ioctl_arg {
@@ -56,6 +57,10 @@ union mcp_ioctl_arg {
 	struct mcp_worker_register_karg worker_register;
 	struct mcp_job_done job_done;
 	struct mcp_jobs_done jobs_done;
+	struct mcp_tune_list tune_list;
+	struct mcp_tune_session_karg tune_session;
+	struct mcp_tune_value tune_value;
+	struct mcp_tune_commit tune_commit;
 };
 
 /* mcp_ioctl_call() relies on "size" coming first in every argument. */
@@ -84,6 +89,10 @@ static_assert(offsetof(struct mcp_graph_destroy, size) == 0);
 static_assert(offsetof(struct mcp_worker_register_karg, arg.size) == 0);
 static_assert(offsetof(struct mcp_job_done, size) == 0);
 static_assert(offsetof(struct mcp_jobs_done, size) == 0);
+static_assert(offsetof(struct mcp_tune_list, size) == 0);
+static_assert(offsetof(struct mcp_tune_session_karg, arg.size) == 0);
+static_assert(offsetof(struct mcp_tune_value, size) == 0);
+static_assert(offsetof(struct mcp_tune_commit, size) == 0);
 static_assert(sizeof(struct mcp_version) >= MCP_VERSION_SIZE_VER0);
 static_assert(sizeof(struct mcp_topology) >= MCP_TOPOLOGY_SIZE_VER0);
 static_assert(sizeof(struct mcp_place) >= MCP_PLACE_SIZE_VER0);
@@ -110,6 +119,12 @@ static_assert(sizeof(struct mcp_worker_register) >=
 	      MCP_WORKER_REGISTER_SIZE_VER0);
 static_assert(sizeof(struct mcp_job_done) >= MCP_JOB_DONE_SIZE_VER0);
 static_assert(sizeof(struct mcp_jobs_done) >= MCP_JOBS_DONE_SIZE_VER0);
+static_assert(sizeof(struct mcp_tune_list) >= MCP_TUNE_LIST_SIZE_VER0);
+static_assert(sizeof(struct mcp_tune_session) >= MCP_TUNE_SESSION_SIZE_VER0);
+static_assert(sizeof(struct mcp_tune_value) >= MCP_TUNE_VALUE_SIZE_VER0);
+static_assert(sizeof(struct mcp_tune_commit) >= MCP_TUNE_COMMIT_SIZE_VER0);
+static_assert(sizeof(struct mcp_tune_knob_info) >=
+	      MCP_TUNE_KNOB_INFO_SIZE_VER0);
 static_assert(sizeof(union mcp_ioctl_arg) <= MCP_ARG_SIZE_MAX);
 
 /* Every /dev/mcp file is a host context (mcp_ctx.h). */
@@ -187,7 +202,8 @@ long mcp_ioctl_call(struct file *file, unsigned int cmd,
 	if (!(_IOC_DIR(cmd) & _IOC_READ))
 		return ret;
 	if (ret == 0 || (ret == -ENOSPC && desc->copy_out_on_enospc) ||
-	    (ret == -EINVAL && desc->copy_out_on_einval)) {
+	    (ret == -EINVAL && desc->copy_out_on_einval) ||
+	    (ret < 0 && desc->copy_out_on_error)) {
 		bool copied = !copy_to_user(uarg, &karg,
 					    min_t(size_t, usize, desc->ksize));
 
@@ -260,6 +276,20 @@ static const struct mcp_ioctl_desc mcp_dev_open_desc = {
 	.publish = mcp_ioctl_dev_open_publish,
 };
 
+static const struct mcp_ioctl_desc mcp_tune_list_desc = {
+	.ksize = sizeof(struct mcp_tune_list),
+	.size_ver0 = MCP_TUNE_LIST_SIZE_VER0,
+	.handler = mcp_ioctl_tune_list,
+	.copy_out_on_enospc = true,
+};
+
+static const struct mcp_ioctl_desc mcp_tune_session_desc = {
+	.ksize = sizeof(struct mcp_tune_session),
+	.size_ver0 = MCP_TUNE_SESSION_SIZE_VER0,
+	.handler = mcp_ioctl_tune_session,
+	.publish = mcp_ioctl_tune_session_publish,
+};
+
 static long mcp_unlocked_ioctl(struct file *file, unsigned int cmd,
 			       unsigned long arg)
 {
@@ -290,6 +320,12 @@ static long mcp_unlocked_ioctl(struct file *file, unsigned int cmd,
 		break;
 	case MCP_IOC_DEV_OPEN:
 		desc = &mcp_dev_open_desc;
+		break;
+	case MCP_IOC_TUNE_LIST:
+		desc = &mcp_tune_list_desc;
+		break;
+	case MCP_IOC_TUNE_SESSION:
+		desc = &mcp_tune_session_desc;
 		break;
 	default:
 		desc = mcp_ctx_ioctl_desc(cmd);
@@ -350,10 +386,16 @@ static int __init mcp_init(void)
 		goto err_dma_exit;
 	}
 
+	ret = mcp_tune_init();
+	if (ret) {
+		pr_err("cannot start the tuning registry: %d\n", ret);
+		goto err_sched_exit;
+	}
+
 	ret = misc_register(&mcp_miscdev);
 	if (ret) {
 		pr_err("cannot register /dev/%s: %d\n", MCP_DEVICE_NAME, ret);
-		goto err_sched_exit;
+		goto err_tune_exit;
 	}
 
 	ret = mcp_pci_init();
@@ -368,6 +410,8 @@ static int __init mcp_init(void)
 
 err_misc_deregister:
 	misc_deregister(&mcp_miscdev);
+err_tune_exit:
+	mcp_tune_exit();
 err_sched_exit:
 	mcp_sched_exit();
 err_dma_exit:
@@ -385,6 +429,7 @@ static void __exit mcp_exit(void)
 {
 	mcp_pci_exit();
 	misc_deregister(&mcp_miscdev);
+	mcp_tune_exit();
 	mcp_sched_exit();
 	mcp_dma_exit();
 	mcp_place_exit();

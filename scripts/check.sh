@@ -105,4 +105,18 @@ tests/vm/run-vm.py --topology memless --mode selftests --binary "$memless_binari
 	--crosscheck 2>&1 | tee "$TALLY_LOG_DIR/vm-memless.log"
 add_runner_counts "$TALLY_LOG_DIR/vm-memless.log"
 
+# Named CPU models for the tuning registry (Documentation/tuning.rst):
+# core2duo stores IA32_MISC_ENABLE (the writable path), Skylake-Server
+# drops 0x1a4 writes (the read-back refusal).  The tuning tests only, about
+# 50 s of wall time each; the runs above cover -cpu max (unsupported).
+tune_binaries=mcp_tune_test,mcp_libmcp_tune_test
+for model in core2duo:writable Skylake-Server:readback; do
+	cpu=${model%%:*}
+	echo "==> VM selftests (2node, -cpu $cpu: $tune_binaries)"
+	tests/vm/run-vm.py --topology 2node --mode selftests --binary "$tune_binaries" \
+		--cpu "$cpu" --env MCP_TUNE_EXPECT="${model##*:}" \
+		2>&1 | tee "$TALLY_LOG_DIR/vm-tune-$cpu.log"
+	add_runner_counts "$TALLY_LOG_DIR/vm-tune-$cpu.log"
+done
+
 tally_summary

@@ -181,6 +181,8 @@ const char *mcp_feature_name(uint64_t feature)
 		return "worker-ops";
 	case MCP_FEATURE_PLACE_ADAPTIVE:
 		return "place-adaptive";
+	case MCP_FEATURE_TUNE:
+		return "tune";
 	default:
 		return nullptr;
 	}

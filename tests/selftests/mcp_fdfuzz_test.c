@@ -2,7 +2,7 @@
 /*
  * A seeded fuzzer over every kind of fd MCP hands out: host contexts
  * (/dev/mcp), device fds (MCP_IOC_DEV_OPEN, when a device is listed),
- * worker fds, exported dma-bufs and sync_file fences.  Several threads
+ * worker fds, tuning session fds, exported dma-bufs and sync_file fences.  Several threads
  * send every MCP ioctl (and the sync_file and dma-buf ones) to fds of
  * every kind, with random bytes under plausible handles, fds and sizes,
  * bad pointers and structs that run into unmapped pages; they map, read,
@@ -37,10 +37,13 @@
 #include <sys/eventfd.h>
 #include <time.h>
 
-enum fd_kind { KIND_CTX, KIND_DEV, KIND_WORKER, KIND_DMABUF, KIND_FENCE, KIND_EVENTFD, NR_KINDS };
+enum fd_kind {
+	KIND_CTX, KIND_DEV, KIND_WORKER, KIND_DMABUF, KIND_FENCE, KIND_EVENTFD, KIND_TUNE,
+	NR_KINDS
+};
 
 static const char *const kind_names[NR_KINDS] = {
-	"context", "device", "worker", "dma-buf", "sync_file", "eventfd",
+	"context", "device", "worker", "dma-buf", "sync_file", "eventfd", "tune session",
 };
 
 #define NR_SLOTS	24
@@ -55,6 +58,8 @@ static const unsigned long fuzz_cmds[] = {
 	MCP_IOC_BO_IMPORT, MCP_IOC_BO_DESTROY, MCP_IOC_ENGINE_INFO, MCP_IOC_DMA_SUBMIT,
 	MCP_IOC_GRAPH_CREATE, MCP_IOC_GRAPH_EXEC, MCP_IOC_GRAPH_STATUS, MCP_IOC_GRAPH_DESTROY,
 	MCP_IOC_WORKER_REGISTER, MCP_IOC_JOB_DONE, MCP_IOC_JOBS_DONE, MCP_IOC_CHAIN_DONE,
+	MCP_IOC_TUNE_LIST, MCP_IOC_TUNE_SESSION, MCP_IOC_TUNE_SET, MCP_IOC_TUNE_GET,
+	MCP_IOC_TUNE_COMMIT, MCP_IOC_TUNE_RESET,
 	SYNC_IOC_MERGE, SYNC_IOC_FILE_INFO, DMA_BUF_IOCTL_SYNC,
 };
 
@@ -156,6 +161,11 @@ static enum fd_kind kind_for(struct fuzzer *f, unsigned long cmd)
 	case MCP_IOC_JOBS_DONE:
 	case MCP_IOC_CHAIN_DONE:
 		return KIND_WORKER;
+	case MCP_IOC_TUNE_SET:
+	case MCP_IOC_TUNE_GET:
+	case MCP_IOC_TUNE_COMMIT:
+	case MCP_IOC_TUNE_RESET:
+		return KIND_TUNE;
 	case SYNC_IOC_MERGE:
 	case SYNC_IOC_FILE_INFO:
 		return KIND_FENCE;
@@ -244,6 +254,11 @@ static int make_from(struct fuzzer *f, int ctx, enum fd_kind kind)
 	}
 	case KIND_EVENTFD:
 		return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	case KIND_TUNE: {
+		struct mcp_tune_session t = { .size = sizeof(t) };
+
+		return mcp_ioctl(ctx, MCP_IOC_TUNE_SESSION, &t) ? -1 : t.fd;
+	}
 	default:
 		return -1;
 	}
@@ -628,7 +643,7 @@ static unsigned long ok_of(unsigned long cmd)
 static const char *const live_counters[] = {
 	"open_files", "device_files", "bar_mappings", "irq_eventfds", "bo_objects",
 	"bo_kernel_pages", "bo_pinned_pages", "bo_mappings", "bo_exports", "bo_imports",
-	"dma_jobs_in_flight", "graph_objects", "graph_execs_in_flight",
+	"dma_jobs_in_flight", "graph_objects", "graph_execs_in_flight", "tune_sessions",
 };
 
 FIXTURE(fdfuzz) {

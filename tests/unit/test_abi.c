@@ -489,3 +489,35 @@ Test(abi, place_adaptive)
 	cr_expect_eq(MCP_PLACE_REASON_RUNQ_LATENCY, 6);
 	cr_expect_eq(MCP_FEAT_PLACE_ADAPTIVE, 1ULL << 12);
 }
+
+Test(abi, tune)
+{
+	cr_expect_eq(MCP_FEAT_TUNE, 1ULL << 13);
+	cr_expect_eq(sizeof(struct mcp_tune_knob_info), MCP_TUNE_KNOB_INFO_SIZE_VER0);
+	cr_expect_eq(OFF(mcp_tune_knob_info, min), 16);
+	cr_expect_eq(OFF(mcp_tune_knob_info, boot), 40);
+	cr_expect_eq(OFF(mcp_tune_knob_info, state), 48);
+	cr_expect_eq(OFF(mcp_tune_knob_info, name), 56);
+	cr_expect_eq(OFF(mcp_tune_knob_info, reason), 88);
+	cr_expect_eq(sizeof(struct mcp_tune_list), MCP_TUNE_LIST_SIZE_VER0);
+	cr_expect_eq(OFF(mcp_tune_list, entry_size), 20);
+	cr_expect_eq(OFF(mcp_tune_list, entries_ptr), 24);
+	cr_expect_eq(sizeof(struct mcp_tune_session), MCP_TUNE_SESSION_SIZE_VER0);
+	cr_expect_eq(OFF(mcp_tune_session, fd), 8);
+	cr_expect_eq(sizeof(struct mcp_tune_value), MCP_TUNE_VALUE_SIZE_VER0);
+	cr_expect_eq(OFF(mcp_tune_value, value), 16);
+	cr_expect_eq(OFF(mcp_tune_value, readback), 24);
+	cr_expect_eq(OFF(mcp_tune_value, holder_pid), 32);
+	cr_expect_eq(OFF(mcp_tune_value, err_cpu), 36);
+	cr_expect_eq(sizeof(struct mcp_tune_commit), MCP_TUNE_COMMIT_SIZE_VER0);
+	cr_expect_eq(MCP_TUNE_ALL_CPUS, 1u);
+	cr_expect_eq(MCP_TUNE_ALL_KNOBS, 2u);
+	cr_expect_eq(MCP_TUNE_SCOPE_SYSTEM, 3);
+	cr_expect_eq(MCP_TUNE_READ_ONLY, 2);
+	cr_expect_eq(MCP_IOC_TUNE_LIST, 0xC020E640u);
+	cr_expect_eq(MCP_IOC_TUNE_SESSION, 0xC010E641u);
+	cr_expect_eq(MCP_IOC_TUNE_SET, 0xC028E642u);
+	cr_expect_eq(MCP_IOC_TUNE_GET, 0xC028E643u);
+	cr_expect_eq(MCP_IOC_TUNE_COMMIT, 0xC010E644u);
+	cr_expect_eq(MCP_IOC_TUNE_RESET, 0xC028E645u);
+}

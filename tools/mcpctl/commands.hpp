@@ -75,6 +75,16 @@ nlohmann::ordered_json qos_json(const mcp::QosInfo &info);
 // "512M", "1G", "1048576", "256MiB" -> bytes; throws mcp::Error(EINVAL).
 std::uint64_t parse_size(std::string_view text);
 
+// ---- tune (tune.cpp) ----
+Command add_tune_command(CLI::App &app);
+// The table of `mcpctl tune list` for values read on @cpu.
+std::string format_tune_text(const std::vector<mcp::TuneKnob> &knobs, unsigned cpu);
+// The schema is documented in Documentation/mcpctl.rst.
+nlohmann::ordered_json tune_knob_json(const mcp::TuneKnob &k);
+// "prefetch.l2_stream=0" ... -> (name, value); throws mcp::Error(EINVAL).
+std::vector<std::pair<std::string, std::uint64_t>>
+parse_tune_assignments(const std::vector<std::string> &assignments);
+
 // ---- monitor (monitor.cpp) ----
 Command add_monitor_command(CLI::App &app);
 // "nearest", "memory-local", ...; "unknown" for other values.

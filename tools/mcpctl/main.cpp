@@ -33,6 +33,7 @@ int main(int argc, char **argv)
 		add_unplace_command(app),
 		add_run_command(app),
 		add_qos_command(app),
+		add_tune_command(app),
 		add_devices_command(app),
 		add_dev_command(app),
 		add_bar_command(app),

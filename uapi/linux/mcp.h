@@ -59,6 +59,7 @@
 #define MCP_FEAT_JOB_CHAINS	(1ULL << 10)	/* MCP_WORKER_CHAINS, CHAIN_DONE */
 #define MCP_FEAT_WORKER_OPS	(1ULL << 11)	/* worker ops 64..65535 opaque */
 #define MCP_FEAT_PLACE_ADAPTIVE	(1ULL << 12)	/* MCP_PLACE_ADAPTIVE */
+#define MCP_FEAT_TUNE		(1ULL << 13)	/* TUNE_LIST, TUNE_SESSION, TUNE_* */
 
 /* Length of mcp_version.module_version, including the terminating NUL. */
 #define MCP_MODULE_VERSION_LEN	64
@@ -1779,6 +1780,185 @@ struct mcp_jobs_done {
 
 #define MCP_JOBS_DONE_SIZE_VER0		24
 
+/*
+ * Hardware tuning (MCP_FEAT_TUNE, Documentation/tuning.rst).
+ *
+ * The module keeps a registry of knobs, listed with MCP_IOC_TUNE_LIST by
+ * anyone who can open /dev/mcp.  Changes go through a session fd
+ * (MCP_IOC_TUNE_SESSION, CAP_SYS_RAWIO and no LOCKDOWN_MSR lockdown):
+ * closing it restores every value it changed unless MCP_IOC_TUNE_COMMIT
+ * made them permanent; committed values hold until MCP_IOC_TUNE_RESET or
+ * module unload, which restore the values found at load ("boot" values).
+ * Knob ids are indices into the list, stable while the module is loaded.
+ */
+
+/* mcp_tune_knob_info.scope: the set of CPUs one write affects */
+enum mcp_tune_scope {
+	MCP_TUNE_SCOPE_CPU = 0,		/* one logical CPU */
+	MCP_TUNE_SCOPE_CORE = 1,	/* every online SMT sibling of the CPU */
+	MCP_TUNE_SCOPE_PACKAGE = 2,	/* every online CPU of the package */
+	MCP_TUNE_SCOPE_SYSTEM = 3,	/* the host; @cpu is ignored */
+};
+
+/* mcp_tune_knob_info.type */
+enum mcp_tune_type {
+	MCP_TUNE_TYPE_BOOL = 0,		/* 0 or 1; for prefetchers 1 = enabled */
+	MCP_TUNE_TYPE_U64 = 1,		/* an integer in [min, max] */
+};
+
+/* mcp_tune_knob_info.status */
+enum mcp_tune_status {
+	MCP_TUNE_SUPPORTED = 0,		/* readable and writable in a session */
+	MCP_TUNE_UNSUPPORTED = 1,	/* not on this machine: see @reason */
+	MCP_TUNE_READ_ONLY = 2,		/* readable; written elsewhere or locked */
+};
+
+/* mcp_tune_knob_info.state */
+#define MCP_TUNE_STATE_VALUE	(1U << 0)	/* @value and @boot are valid */
+#define MCP_TUNE_STATE_HELD	(1U << 1)	/* a session changed it */
+#define MCP_TUNE_STATE_COMMITTED (1U << 2)	/* a committed value applies */
+
+#define MCP_TUNE_NAME_LEN	32
+#define MCP_TUNE_REASON_LEN	96
+
+/**
+ * struct mcp_tune_knob_info - one knob in MCP_IOC_TUNE_LIST
+ * @id:		out: the knob id for TUNE_SET/GET/RESET
+ * @scope:	out: enum mcp_tune_scope
+ * @type:	out: enum mcp_tune_type
+ * @status:	out: enum mcp_tune_status
+ * @min:	out: smallest value accepted
+ * @max:	out: largest value accepted
+ * @value:	out: current value on mcp_tune_list.cpu (read from hardware)
+ * @boot:	out: value found when the module loaded (on that CPU)
+ * @state:	out: MCP_TUNE_STATE_* for that CPU
+ * @holder_pid:	out: with MCP_TUNE_STATE_HELD, the pid (in the caller's
+ *		pid namespace; 0 if not visible) of the session's creator
+ * @name:	out: NUL-terminated, e.g. "prefetch.l2_stream"
+ * @reason:	out: NUL-terminated: why it is unsupported or read-only, or
+ *		where its value comes from when supported
+ */
+struct mcp_tune_knob_info {
+	__u32 id;
+	__u32 scope;
+	__u32 type;
+	__u32 status;
+	__u64 min;
+	__u64 max;
+	__u64 value;
+	__u64 boot;
+	__u32 state;
+	__u32 holder_pid;
+	char name[MCP_TUNE_NAME_LEN];
+	char reason[MCP_TUNE_REASON_LEN];
+};
+
+#define MCP_TUNE_KNOB_INFO_SIZE_VER0	184
+
+/**
+ * struct mcp_tune_list - argument of MCP_IOC_TUNE_LIST
+ * @size:	in: sizeof(struct mcp_tune_list)
+ * @flags:	in: must be 0
+ * @cpu:	in: the CPU whose values are reported for CPU, core and
+ *		package knobs: < nr_cpu_ids (-EINVAL) and online (-ENXIO)
+ * @cap:	in: entries at @entries_ptr
+ * @count:	out: number of knobs; the @cap needed
+ * @entry_size:	in: sizeof(struct mcp_tune_knob_info) the caller knows,
+ *		at least MCP_TUNE_KNOB_INFO_SIZE_VER0; entries are written
+ *		@entry_size apart, truncated or zero-padded to it
+ * @entries_ptr: in: user address of @cap entries
+ *
+ * Too small a @cap (0 asks) is -ENOSPC with @count set; nothing is written
+ * through @entries_ptr then.
+ */
+struct mcp_tune_list {
+	__u32 size;
+	__u32 flags;
+	__u32 cpu;
+	__u32 cap;
+	__u32 count;
+	__u32 entry_size;
+	__u64 entries_ptr;
+};
+
+#define MCP_TUNE_LIST_SIZE_VER0		32
+
+/**
+ * struct mcp_tune_session - argument of MCP_IOC_TUNE_SESSION
+ * @size:	in: sizeof(struct mcp_tune_session)
+ * @flags:	in: must be 0
+ * @fd:		out: the session fd (O_CLOEXEC)
+ * @reserved:	in: must be 0
+ *
+ * Needs CAP_SYS_RAWIO (-EPERM) and no kernel lockdown of MSR access
+ * (-EPERM).  The session belongs to the creating process: its ioctls from
+ * any other process (after fork or SCM_RIGHTS) are -EPERM, and its values
+ * are rolled back when the last reference to the fd goes.  While a
+ * session fd exists the module cannot be unloaded.
+ */
+struct mcp_tune_session {
+	__u32 size;
+	__u32 flags;
+	__s32 fd;
+	__u32 reserved;
+};
+
+#define MCP_TUNE_SESSION_SIZE_VER0	16
+
+/* mcp_tune_value.flags */
+#define MCP_TUNE_ALL_CPUS	(1U << 0)	/* SET/RESET: every online CPU */
+#define MCP_TUNE_ALL_KNOBS	(1U << 1)	/* RESET: every knob */
+
+/**
+ * struct mcp_tune_value - argument of MCP_IOC_TUNE_SET/GET/RESET
+ * @size:	in: sizeof(struct mcp_tune_value)
+ * @flags:	in: MCP_TUNE_ALL_CPUS (SET, RESET), MCP_TUNE_ALL_KNOBS (RESET)
+ * @knob:	in: the knob id (-ENOENT if unknown)
+ * @cpu:	in: the CPU, < nr_cpu_ids (-EINVAL) and online (-ENXIO);
+ *		ignored with MCP_TUNE_ALL_CPUS and for system knobs
+ * @value:	in (SET): the value, in [min, max] (-ERANGE);
+ *		out (GET): the value read from hardware
+ * @readback:	out: on -EIO, what the hardware returned after the write
+ * @holder_pid:	out: on -EBUSY, the pid of the session holding the knob
+ * @err_cpu:	out: on -EBUSY, -EIO or -ENXIO, the CPU the error is about
+ *
+ * SET (-EOPNOTSUPP for an unsupported or read-only knob) writes the value
+ * to every CPU of the knob's scope and reads each back: a value that does
+ * not stick is -EIO, and the knob is reported unsupported from then on.
+ * A knob another session changed is -EBUSY.  A failed SET changes nothing:
+ * the CPUs it already wrote get their previous values back.
+ * RESET writes the boot values and drops committed ones; it is immediate,
+ * not rolled back at close.
+ */
+struct mcp_tune_value {
+	__u32 size;
+	__u32 flags;
+	__u32 knob;
+	__u32 cpu;
+	__u64 value;
+	__u64 readback;
+	__u32 holder_pid;
+	__u32 err_cpu;
+};
+
+#define MCP_TUNE_VALUE_SIZE_VER0	40
+
+/**
+ * struct mcp_tune_commit - argument of MCP_IOC_TUNE_COMMIT
+ * @size:	in: sizeof(struct mcp_tune_commit)
+ * @flags:	in: must be 0
+ * @count:	out: (knob, CPU) values made permanent
+ * @reserved:	in: must be 0
+ */
+struct mcp_tune_commit {
+	__u32 size;
+	__u32 flags;
+	__u32 count;
+	__u32 reserved;
+};
+
+#define MCP_TUNE_COMMIT_SIZE_VER0	16
+
 /* Largest argument struct the kernel accepts; larger sizes are -E2BIG. */
 #define MCP_ARG_SIZE_MAX	4096
 
@@ -1816,5 +1996,15 @@ struct mcp_jobs_done {
 #define MCP_IOC_JOB_DONE	_IOW(MCP_IOC_MAGIC, 0x38, struct mcp_job_done)
 #define MCP_IOC_JOBS_DONE	_IOW(MCP_IOC_MAGIC, 0x39, struct mcp_jobs_done)
 #define MCP_IOC_CHAIN_DONE	_IOW(MCP_IOC_MAGIC, 0x3a, struct mcp_chain_done)
+
+/* On /dev/mcp */
+#define MCP_IOC_TUNE_LIST	_IOWR(MCP_IOC_MAGIC, 0x40, struct mcp_tune_list)
+#define MCP_IOC_TUNE_SESSION	_IOWR(MCP_IOC_MAGIC, 0x41, struct mcp_tune_session)
+
+/* On a tuning session fd (from MCP_IOC_TUNE_SESSION) */
+#define MCP_IOC_TUNE_SET	_IOWR(MCP_IOC_MAGIC, 0x42, struct mcp_tune_value)
+#define MCP_IOC_TUNE_GET	_IOWR(MCP_IOC_MAGIC, 0x43, struct mcp_tune_value)
+#define MCP_IOC_TUNE_COMMIT	_IOWR(MCP_IOC_MAGIC, 0x44, struct mcp_tune_commit)
+#define MCP_IOC_TUNE_RESET	_IOWR(MCP_IOC_MAGIC, 0x45, struct mcp_tune_value)
 
 #endif /* _UAPI_LINUX_MCP_H */

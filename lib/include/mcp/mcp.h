@@ -762,5 +762,7 @@ MCP_EXPORT const char *mcp_place_origin_name(uint32_t origin);
 #include <mcp/graph.h>
 /* The graph runtime: workers, loaded graphs, executions (Documentation/libmcp.rst). */
 #include <mcp/runtime.h>
+/* Hardware tuning knobs and sessions (Documentation/tuning.rst). */
+#include <mcp/tune.h>
 
 #endif /* MCP_MCP_H */

@@ -692,5 +692,7 @@ MCP_EXPORT std::vector<HostPciLink> scan_pci_links(const std::string &sysfs_root
 #include <mcp/dma.hpp>
 // Inference graph definitions (Documentation/graphs.rst).
 #include <mcp/graph.hpp>
+// Hardware tuning knobs and sessions (Documentation/tuning.rst).
+#include <mcp/tune.hpp>
 
 #endif // MCP_MCP_HPP
