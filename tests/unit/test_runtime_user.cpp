@@ -527,3 +527,37 @@ Test(runtime_user, mcpctl_graph_run_reports_the_executor, .timeout = 120)
 	cr_expect_eq(bad.exit_code, 2, "%s", bad.err.c_str());
 	std::system(("rm -rf " + out).c_str());
 }
+
+Test(runtime_user, sixteen_executions_in_flight_and_a_history_of_sixteen, .timeout = 120)
+{
+	mcp::Runtime rt = user_runtime();
+	const mcp::GraphDef def = gelu_chain(4, 1u << 20);	// 4 MiB per GELU
+	mcp::LoadedGraph g = rt.load(def);
+	std::vector<mcp::Execution> e;
+
+	for (unsigned i = 0; i < mcp::detail::UserGraph::max_in_flight; i++)
+		e.push_back(rt.execute(g));
+	try {
+		(void)rt.execute(g);
+		cr_assert_fail("a 17th execution in flight");
+	} catch (const mcp::Error &err) {
+		cr_expect_eq(err.errnum(), EAGAIN, "%s", err.what());
+	}
+	for (const mcp::Execution &x : e) {
+		cr_expect(!x.fence, "the userspace executor has no fences");
+		cr_assert(rt.wait(x, std::chrono::seconds(30)));
+		cr_expect_eq(rt.status(x.exec_id).state, mcp::ExecState::done);
+	}
+	// Each new execution reuses the oldest ended record.
+	std::uint64_t last = 0;
+	for (unsigned i = 0; i < mcp::detail::UserGraph::max_in_flight; i++)
+		last = rt.run(g).exec_id;
+	cr_expect_eq(rt.status(last).state, mcp::ExecState::done);
+	try {
+		(void)rt.status(e[0].exec_id);
+		cr_assert_fail("execution %llu is still known",
+			       static_cast<unsigned long long>(e[0].exec_id));
+	} catch (const mcp::Error &err) {
+		cr_expect_eq(err.errnum(), ENOENT);
+	}
+}
