@@ -17,6 +17,10 @@
 #include "runtime_internal.hpp"
 
 static_assert(MCP_RUNTIME_OPTS_SIZE_VER0 == offsetof(struct mcp_runtime_opts, flags));
+static_assert(MCP_RUNTIME_OPTS_SIZE_VER1 == offsetof(struct mcp_runtime_opts, executor));
+static_assert(MCP_RUNTIME_EXECUTOR_KERNEL == static_cast<int>(mcp::Executor::kernel) &&
+	      MCP_RUNTIME_EXECUTOR_USERSPACE == static_cast<int>(mcp::Executor::userspace) &&
+	      MCP_RUNTIME_EXECUTOR_AUTO == static_cast<int>(mcp::Executor::automatic));
 
 struct mcp_runtime {
 	mcp::Runtime rt;
@@ -69,15 +73,21 @@ int mcp_runtime_new(struct mcp_dma *dma, const struct mcp_runtime_opts *opts,
 
 	if (opts && opts->size >= MCP_RUNTIME_OPTS_SIZE_VER0)
 		std::memcpy(&o_in, opts, std::min<std::size_t>(opts->size, sizeof(o_in)));
-	if (!dma || !out || (opts && opts->size < MCP_RUNTIME_OPTS_SIZE_VER0) ||
+	if (!out || (opts && opts->size < MCP_RUNTIME_OPTS_SIZE_VER0) ||
 	    (opts && opts->n_nodes && !opts->nodes))
-		return c_api_fail(EINVAL, "mcp_runtime_new: dma or out is NULL, opts->size is too small or "
+		return c_api_fail(EINVAL, "mcp_runtime_new: out is NULL, opts->size is too small or "
 					  "opts->nodes is NULL with n_nodes > 0");
-	if ((o_in.flags & ~MCP_RUNTIME_NO_CHAINS) || o_in.reserved)
-		return c_api_fail(EINVAL, "mcp_runtime_new: opts->flags has unknown bits or "
-					  "opts->reserved is not 0");
+	if ((o_in.flags & ~MCP_RUNTIME_NO_CHAINS) || o_in.reserved || o_in.reserved2 ||
+	    o_in.executor > MCP_RUNTIME_EXECUTOR_AUTO)
+		return c_api_fail(EINVAL, "mcp_runtime_new: opts->flags has unknown bits, "
+					  "opts->executor is not an MCP_RUNTIME_EXECUTOR_*, or a "
+					  "reserved field is not 0");
+	if (!dma && o_in.executor == MCP_RUNTIME_EXECUTOR_KERNEL)
+		return c_api_fail(EINVAL, "mcp_runtime_new: dma is NULL: the kernel executor needs "
+					  "a DMA context (the userspace or auto executor does not)");
 	return rt_guard([&] {
 		mcp::RuntimeOptions o;
+		o.executor = static_cast<mcp::Executor>(o_in.executor);
 		if (opts) {
 			if (o_in.workers_per_node)
 				o.workers_per_node = o_in.workers_per_node;
@@ -86,9 +96,30 @@ int mcp_runtime_new(struct mcp_dma *dma, const struct mcp_runtime_opts *opts,
 			o.worker_chains = !(o_in.flags & MCP_RUNTIME_NO_CHAINS);
 			o.nodes.assign(o_in.nodes, o_in.nodes + o_in.n_nodes);
 		}
-		auto handle = std::make_unique<mcp_runtime>(mcp_runtime{mcp::Runtime(dma->dma, o)});
+		auto handle = std::make_unique<mcp_runtime>(
+			mcp_runtime{dma ? mcp::Runtime(dma->dma, o) : mcp::Runtime(o)});
 		*out = handle.release();
 	});
+}
+
+int mcp_runtime_executor(const struct mcp_runtime *rt)
+{
+	if (!rt)
+		return c_api_fail(EINVAL, "mcp_runtime_executor: rt is NULL");
+	return static_cast<int>(rt->rt.executor());
+}
+
+int mcp_runtime_wait(struct mcp_runtime *rt, uint64_t exec_id, int64_t timeout_ns)
+{
+	if (!rt)
+		return c_api_fail(EINVAL, "mcp_runtime_wait: rt is NULL");
+	bool ended = false;
+	int err = rt_guard([&] { ended = rt->rt.wait(exec_id, std::chrono::nanoseconds(timeout_ns)); });
+	if (err)
+		return err;
+	return ended ? 0 : c_api_fail(ETIMEDOUT, ("execution " + std::to_string(exec_id) +
+						  " did not end within the wait")
+							 .c_str());
 }
 
 void mcp_runtime_free(struct mcp_runtime *rt)
@@ -188,9 +219,9 @@ int mcp_loaded_graph_buffer(struct mcp_loaded_graph *lg, uint32_t index, void **
 	if (!lg || !data || !len)
 		return c_api_fail(EINVAL, "mcp_loaded_graph_buffer: lg, data or len is NULL");
 	return rt_guard([&] {
-		mcp::Buffer &b = lg->graph.buffer(index);
-		*data = b.data().data();
-		*len = lg->graph.def().buffers[index].length;
+		std::span<std::byte> m = lg->graph.memory(index);
+		*data = m.data();
+		*len = m.size();
 	});
 }
 
@@ -234,7 +265,9 @@ int mcp_runtime_execute(struct mcp_runtime *rt, struct mcp_loaded_graph *lg,
 		auto handle = fence ? std::make_unique<mcp_fence>() : nullptr;
 		mcp::Execution e = rt->rt.execute(lg->graph, b, o);
 		*exec_id = e.exec_id;
-		if (fence) {
+		if (fence && !e.fence) {
+			*fence = nullptr;	// the userspace executor has none
+		} else if (fence) {
 			handle->fence = std::move(e.fence);
 			*fence = handle.release();
 		}

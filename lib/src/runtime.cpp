@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 
 #include "runtime_internal.hpp"
+#include "runtime_user.hpp"
 
 static_assert(MCP_EXEC_QUEUED == MCP_GRAPH_STATE_QUEUED &&
 	      MCP_EXEC_RUNNING == MCP_GRAPH_STATE_RUNNING &&
@@ -26,6 +27,8 @@ static_assert(MCP_RUNTIME_WORKER_ONE_JOB == static_cast<int>(mcp::WorkerMode::on
 	      MCP_RUNTIME_WORKER_CHAINS == static_cast<int>(mcp::WorkerMode::chains));
 static_assert(MCP_RUNTIME_WORKER_BATCH_MAX == MCP_WORKER_READ_MAX);
 static_assert(MCP_RUNTIME_CHAIN_MAX == MCP_WORKER_CHAIN_MAX);
+static_assert(MCP_GRAPH_ENGINE_WORKER == static_cast<int>(mcp::EngineClass::worker) &&
+	      MCP_GRAPH_ENGINE_CPU == static_cast<int>(mcp::EngineClass::cpu));
 
 namespace mcp {
 
@@ -97,13 +100,14 @@ detail::RuntimeState &require(const std::shared_ptr<detail::RuntimeState> &state
 
 // The node of each of @def's buffers by @options, -1 for the context's
 // default; throws for a node without memory or an unknown buffer name.
-std::vector<int> buffer_nodes(const GraphDef &def, const LoadOptions &options, const Dma &ctx)
+std::vector<int> buffer_nodes(const GraphDef &def, const LoadOptions &options,
+			      const detail::RuntimeState &state)
 {
 	std::vector<int> nodes(def.buffers.size(), options.node);
 
 	if (options.node == -1 && options.buffer_nodes.empty())
 		return nodes;
-	Topology topo = detail::context_topology(ctx);
+	Topology topo = state.user ? state.user->topo : detail::context_topology(state.ctx);
 	if (options.node != -1)
 		detail::require_memory_node(topo, options.node, "loading graph '" + def.name + "'");
 	for (const auto &[name, node] : options.buffer_nodes) {
@@ -215,6 +219,28 @@ GraphInvalid kernel_refusal(const GraphDef &def, const struct mcp_graph_create &
 
 } // namespace
 
+const char *to_string(Executor executor) noexcept
+{
+	switch (executor) {
+	case Executor::kernel:
+		return "kernel";
+	case Executor::userspace:
+		return "userspace";
+	case Executor::automatic:
+		return "auto";
+	}
+	return "unknown";
+}
+
+Executor parse_executor(std::string_view name)
+{
+	for (Executor e : {Executor::kernel, Executor::userspace, Executor::automatic})
+		if (name == to_string(e))
+			return e;
+	throw Error(EINVAL, "unknown executor '" + std::string(name) +
+				    "': choose kernel, userspace or auto");
+}
+
 const char *to_string(WorkerMode mode) noexcept
 {
 	switch (mode) {
@@ -268,7 +294,8 @@ LoadedGraph::LoadedGraph() noexcept = default;
 
 LoadedGraph::LoadedGraph(LoadedGraph &&other) noexcept
 	: state_(std::move(other.state_)), handle_(std::exchange(other.handle_, 0)),
-	  def_(std::move(other.def_)), buffers_(std::move(other.buffers_))
+	  def_(std::move(other.def_)), buffers_(std::move(other.buffers_)),
+	  user_(std::move(other.user_))
 {
 }
 
@@ -280,6 +307,7 @@ LoadedGraph &LoadedGraph::operator=(LoadedGraph &&other) noexcept
 		handle_ = std::exchange(other.handle_, 0);
 		def_ = std::move(other.def_);
 		buffers_ = std::move(other.buffers_);
+		user_ = std::move(other.user_);
 	}
 	return *this;
 }
@@ -291,6 +319,13 @@ LoadedGraph::~LoadedGraph()
 
 void LoadedGraph::reset() noexcept
 {
+	if (user_) {
+		// Executions in flight keep the graph until they end.
+		user_.reset();
+		handle_ = 0;
+		state_.reset();
+		return;
+	}
 	if (state_ && handle_) {
 		struct mcp_graph_destroy arg = {};
 
@@ -314,10 +349,39 @@ void LoadedGraph::reset() noexcept
 
 Buffer &LoadedGraph::buffer(std::uint32_t index)
 {
+	if (user_)
+		throw Error(EOPNOTSUPP, "the userspace executor's graph buffers are process memory, "
+					"not kernel buffers: use LoadedGraph::memory()");
 	if (index >= buffers_.size())
 		throw Error(EINVAL, "the graph has no buffer " + std::to_string(index) + " (it has " +
 					    std::to_string(buffers_.size()) + ")");
 	return buffers_[index];
+}
+
+std::span<std::byte> LoadedGraph::memory(std::uint32_t index)
+{
+	if (index >= def_.buffers.size())
+		throw Error(EINVAL, "the graph has no buffer " + std::to_string(index) + " (it has " +
+					    std::to_string(def_.buffers.size()) + ")");
+	if (user_)
+		return user_->memory[index].data().first(def_.buffers[index].length);
+	return buffer(index).data().first(def_.buffers[index].length);
+}
+
+std::span<std::byte> LoadedGraph::memory(std::string_view name)
+{
+	std::optional<std::uint32_t> index = def_.find_buffer(name);
+
+	if (!index)
+		throw Error(ENOENT, "the graph has no buffer named '" + std::string(name) + "'");
+	return memory(*index);
+}
+
+int LoadedGraph::buffer_node(std::uint32_t index)
+{
+	if (user_)
+		return detail::memory_node(memory(index));
+	return buffer(index).info().node;
 }
 
 Buffer &LoadedGraph::buffer(std::string_view name)
@@ -331,28 +395,25 @@ Buffer &LoadedGraph::buffer(std::string_view name)
 
 // ---- Runtime ----
 
-Runtime::Runtime(const Dma &ctx, const RuntimeOptions &options)
+namespace {
+
+void check_options(const RuntimeOptions &options)
 {
-	if (!ctx)
-		throw Error(EBADF, "the DMA context of the runtime is not open");
 	if (options.workers_per_node == 0)
 		throw Error(EINVAL, "a runtime needs at least one worker per node");
 	if (options.worker_batch > MCP_WORKER_CHAIN_MAX)
 		throw Error(EINVAL, "the worker batch must be 1 to " +
 					    std::to_string(MCP_WORKER_CHAIN_MAX) +
 					    " nodes, or 0 for the default");
-	Topology topo = detail::context_topology(ctx);
+}
+
+// One Worker per workers_per_node on each node of @options (default:
+// every node of @topo with CPUs), pinned to that node's CPUs.
+void make_workers(detail::RuntimeState &state, const Topology &topo, const RuntimeOptions &options)
+{
 	std::vector<unsigned> nodes = options.nodes.empty() ? default_nodes(topo) : options.nodes;
 	if (nodes.empty())
 		throw Error(EINVAL, "no NUMA node has online CPUs for the runtime's workers");
-	auto state = std::make_shared<detail::RuntimeState>();
-	state->ctx = ctx;
-	state->chains = options.worker_chains && (module_features(ctx) & feature::job_chains);
-	// Chains: a chain holds nodes that can only run one after another,
-	// and run_chain() reports after chain_slice_ns, so the longest is best.
-	state->batch = options.worker_batch ? options.worker_batch
-		       : state->chains     ? unsigned{MCP_WORKER_CHAIN_MAX}
-					   : 32u;
 	for (unsigned id : nodes) {
 		const Node *n = topo.find(id);
 		if (!n || n->cpus.empty())
@@ -363,13 +424,91 @@ Runtime::Runtime(const Dma &ctx, const RuntimeOptions &options)
 			auto w = std::make_unique<detail::Worker>();
 			w->node = static_cast<int>(id);
 			w->cpus = n->cpus;
-			state->workers.push_back(std::move(w));
+			state.workers.push_back(std::move(w));
 		}
 	}
+}
+
+std::shared_ptr<detail::RuntimeState> start_kernel(const Dma &ctx, const RuntimeOptions &options)
+{
+	if (!ctx)
+		throw Error(EBADF, "the DMA context of the runtime is not open");
+	check_options(options);
+	Topology topo = detail::context_topology(ctx);
+	auto state = std::make_shared<detail::RuntimeState>();
+	state->executor = Executor::kernel;
+	state->ctx = ctx;
+	state->chains = options.worker_chains && (module_features(ctx) & feature::job_chains);
+	// Chains: a chain holds nodes that can only run one after another,
+	// and run_chain() reports after chain_slice_ns, so the longest is best.
+	state->batch = options.worker_batch ? options.worker_batch
+		       : state->chains     ? unsigned{MCP_WORKER_CHAIN_MAX}
+					   : 32u;
+	make_workers(*state, topo, options);
 	// OpenBLAS now rather than in the first execution's first MATMUL.
 	(void)detail::blas_available();
 	state->start();
-	state_ = std::move(state);
+	return state;
+}
+
+std::shared_ptr<detail::RuntimeState> start_user(const RuntimeOptions &options)
+{
+	check_options(options);
+	auto state = std::make_shared<detail::RuntimeState>();
+	state->executor = Executor::userspace;
+	state->user = std::make_unique<detail::UserExecutor>();
+	state->user->topo = detail::sysfs_topology();
+	make_workers(*state, state->user->topo, options);
+	(void)detail::blas_available();
+	state->user->start(*state);
+	return state;
+}
+
+// The host context when the kernel executor can run there: /dev/mcp
+// opens and its module runs graphs; else a closed Dma.
+Dma usable_host_context() noexcept
+{
+	try {
+		Device dev = Device::open();
+		if (!dev.version().has(feature::graphs))
+			return {};
+		return Dma::host(dev);
+	} catch (const std::exception &) {
+		return {};
+	}
+}
+
+} // namespace
+
+Runtime::Runtime(const Dma &ctx, const RuntimeOptions &options)
+{
+	state_ = options.executor == Executor::userspace ? start_user(options)
+							 : start_kernel(ctx, options);
+}
+
+Runtime::Runtime(const RuntimeOptions &options)
+{
+	switch (options.executor) {
+	case Executor::kernel: {
+		Device dev = Device::open();
+		if (!dev.version().has(feature::graphs))
+			throw Error(EOPNOTSUPP, "the loaded mcp module runs no inference graphs: install "
+						"a newer mcp module, or use the userspace executor");
+		state_ = start_kernel(Dma::host(dev), options);
+		break;
+	}
+	case Executor::userspace:
+		state_ = start_user(options);
+		break;
+	case Executor::automatic: {
+		Dma ctx = usable_host_context();
+		state_ = ctx ? start_kernel(ctx, options) : start_user(options);
+		break;
+	}
+	default:
+		throw Error(EINVAL, "unknown executor " +
+					    std::to_string(static_cast<std::uint32_t>(options.executor)));
+	}
 }
 
 Runtime::Runtime(Runtime &&) noexcept = default;
@@ -399,6 +538,11 @@ const Dma &Runtime::context() const noexcept
 	return state_ ? state_->ctx : none;
 }
 
+Executor Runtime::executor() const noexcept
+{
+	return state_ ? state_->executor : Executor::kernel;
+}
+
 std::vector<WorkerInfo> Runtime::workers() const
 {
 	std::vector<WorkerInfo> out;
@@ -419,7 +563,15 @@ LoadedGraph Runtime::load(const GraphDef &def, const LoadOptions &options)
 	if (std::optional<GraphError> e = def.validate(GraphLimits{65536, 65536, 16U << 20}))
 		throw GraphInvalid(std::move(*e));
 	detail::require_blas(def, detail::blas_load_error());
-	const std::vector<int> nodes = buffer_nodes(def, options, state.ctx);
+	const std::vector<int> nodes = buffer_nodes(def, options, state);
+	if (state.user) {
+		LoadedGraph g;
+		g.user_ = state.user->load(state, state_, def, nodes);
+		g.state_ = state_;
+		g.def_ = def;
+		g.handle_ = g.user_->handle;
+		return g;
+	}
 	// A kernel without MCP_FEAT_GRAPH_COMPACT reads only the fixed encoding.
 	// GET_VERSION answers on /dev/mcp only (ENOTTY on a device fd): a
 	// device context sends the fixed encoding, which every kernel reads.
@@ -481,6 +633,8 @@ Execution Runtime::execute(LoadedGraph &graph, std::span<const GraphBinding> bin
 		throw Error(EINVAL, "the graph is not loaded");
 	if (graph.state_ != state_)
 		throw Error(EINVAL, "the graph was loaded by another runtime");
+	if (state.user)
+		return {state.user->execute(*graph.user_, bindings, options), Fence{}};
 	state.registry.release_ended();
 	for (const GraphBinding &b : bindings) {
 		if (!b.with || !*b.with)
@@ -523,6 +677,8 @@ Execution Runtime::execute(LoadedGraph &graph, std::span<const GraphBinding> bin
 ExecStatus Runtime::status(std::uint64_t exec_id) const
 {
 	detail::RuntimeState &state = require(state_);
+	if (state.user)
+		return state.user->status(exec_id);
 	state.registry.release_ended();
 	std::vector<struct mcp_graph_node_status> nodes(std::max<std::uint32_t>(state.status_nodes, 1));
 	struct mcp_graph_status arg = {};
@@ -571,12 +727,32 @@ ExecStatus Runtime::run(LoadedGraph &graph, std::span<const GraphBinding> bindin
 
 	if (options.timeout.count() > 0)
 		limit = options.timeout + std::chrono::seconds(1);
-	FenceResult r = e.fence.wait(limit);
-	if (r.state == FenceState::timed_out)
+	if (!wait(e, limit))
 		throw Error(ETIMEDOUT, "execution " + std::to_string(e.exec_id) + " of graph " +
 					       std::to_string(graph.handle()) +
 					       " did not end within its time-out");
 	return status(e.exec_id);
+}
+
+bool Runtime::wait(const Execution &e, std::chrono::nanoseconds timeout) const
+{
+	detail::RuntimeState &state = require(state_);
+
+	if (state.user)
+		return state.user->wait(e.exec_id, timeout);
+	if (!e.fence)
+		throw Error(EINVAL, "execution " + std::to_string(e.exec_id) + " has no out-fence");
+	return e.fence.wait(timeout).state != FenceState::timed_out;
+}
+
+bool Runtime::wait(std::uint64_t exec_id, std::chrono::nanoseconds timeout) const
+{
+	detail::RuntimeState &state = require(state_);
+
+	if (!state.user)
+		throw Error(EOPNOTSUPP, "an execution of the kernel executor ends with its out-fence: "
+					"wait for Execution::fence");
+	return state.user->wait(exec_id, timeout);
 }
 
 } // namespace mcp

@@ -160,7 +160,12 @@ struct Worker {
 	std::thread thread;
 };
 
+struct UserExecutor;
+
 struct RuntimeState {
+	Executor executor = Executor::kernel;	// kernel or userspace
+	// The userspace executor's scheduler; null on the kernel.
+	std::unique_ptr<UserExecutor> user;
 	Dma ctx;
 	HandleRegistry registry;
 	GraphRegistry graphs;
@@ -176,7 +181,8 @@ struct RuntimeState {
 	// the kernel; throws the first registration error (the others are
 	// stopped first).
 	void start();
-	// Signals the stop eventfd and joins every thread.
+	// Signals the stop eventfd (userspace: the scheduler) and joins
+	// every thread.
 	void stop_workers() noexcept;
 };
 
@@ -190,6 +196,10 @@ struct RuntimeAccess {
 // for a tensor past its BO's mapped end.
 OpTensor resolve(const HandleRegistry &registry, const struct mcp_worker_tensor &t,
 		 std::uint32_t handle, HandleRegistry::Pin &pin, int &err);
+
+// Pins the calling thread to @cpus (a worker to its node's); a cpuset
+// without them leaves it unpinned.
+void pin_to_cpus(const std::vector<unsigned> &cpus) noexcept;
 
 // One job, as a worker runs it: 0 or a negative errno for JOB_DONE.
 int run_job(const HandleRegistry &registry, const struct mcp_worker_job &job) noexcept;

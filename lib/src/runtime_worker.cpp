@@ -23,8 +23,22 @@
 #include <unistd.h>
 
 #include "runtime_internal.hpp"
+#include "runtime_user.hpp"
 
 namespace mcp::detail {
+
+void pin_to_cpus(const std::vector<unsigned> &cpus) noexcept
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	for (unsigned cpu : cpus)
+		if (cpu < CPU_SETSIZE)
+			CPU_SET(cpu, &set);
+	// A cpuset that excludes the node leaves the worker unpinned: it
+	// still serves the node's jobs, only farther from the data.
+	(void)sched_setaffinity(0, sizeof(set), &set);
+}
 
 OpTensor resolve(const HandleRegistry &registry, const struct mcp_worker_tensor &t,
 		 std::uint32_t handle, HandleRegistry::Pin &pin, int &err)
@@ -189,19 +203,6 @@ struct StartGate {
 	int error = 0;
 	std::string message;
 };
-
-void pin(const std::vector<unsigned> &cpus) noexcept
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	for (unsigned cpu : cpus)
-		if (cpu < CPU_SETSIZE)
-			CPU_SET(cpu, &set);
-	// A cpuset that excludes the node leaves the worker unpinned: it
-	// still serves the node's jobs, only farther from the data.
-	(void)sched_setaffinity(0, sizeof(set), &set);
-}
 
 // Registers the calling thread (@flags: MCP_WORKER_CHAINS or 0); -errno on
 // failure.
@@ -368,7 +369,7 @@ void worker_loop(RuntimeState &state, Worker &w, StartGate &gate)
 	unsigned batch = 1;
 
 	w.tid = static_cast<int>(::gettid());
-	pin(w.cpus);
+	pin_to_cpus(w.cpus);
 	int err = register_worker(state.ctx.fd(), w.node, state.chains ? MCP_WORKER_CHAINS : 0,
 				  worker_fd);
 	// Before the gate opens, so that workers() shows each one's mode.
@@ -474,6 +475,10 @@ void RuntimeState::stop_workers() noexcept
 {
 	std::uint64_t one = 1;
 
+	if (user) {
+		user->stop(*this);
+		return;
+	}
 	stopping = true;
 	if (stop.valid())
 		(void)!::write(stop.get(), &one, sizeof(one));

@@ -92,7 +92,11 @@ async function main() {
 		writeNpy(path.join(outdir, name + '.npy'), out[name]);
 }
 
-main().catch((e) => {
-	process.stderr.write('ort_run: ' + (e && e.message ? e.message : e) + '\n');
-	process.exit(1);
-});
+module.exports = { findOrt, readNpy };
+
+if (require.main === module) {
+	main().catch((e) => {
+		process.stderr.write('ort_run: ' + (e && e.message ? e.message : e) + '\n');
+		process.exit(1);
+	});
+}

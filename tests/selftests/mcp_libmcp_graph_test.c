@@ -721,6 +721,189 @@ TEST_F(graph, imported_onnx_models_run_through_the_kernel_like_inline)
 	import_runs_like_inline(_metadata, self->rt, "ops14.onnx");
 }
 
+/* ---- the two executors ---- */
+
+static struct mcp_runtime *userspace_runtime(struct __test_metadata *_metadata)
+{
+	struct mcp_runtime_opts o = { .size = sizeof(o),
+				      .executor = MCP_RUNTIME_EXECUTOR_USERSPACE };
+	struct mcp_runtime *rt = NULL;
+
+	EXPECT_EQ(0, mcp_runtime_new(NULL, &o, &rt)) TH_LOG("%s", mcp_strerror_last());
+	if (rt)
+		EXPECT_EQ(MCP_RUNTIME_EXECUTOR_USERSPACE, mcp_runtime_executor(rt));
+	return rt;
+}
+
+/* Executes @lg on @rt (either executor) and reads its status. */
+static void run_either(struct __test_metadata *_metadata, struct mcp_runtime *rt,
+		       struct mcp_loaded_graph *lg, struct mcp_exec_status *st,
+		       struct mcp_exec_node *nodes, uint32_t cap)
+{
+	struct mcp_fence *f = NULL;
+	uint64_t id = 0;
+	int job_error = 0;
+
+	ASSERT_EQ(0, mcp_runtime_execute(rt, lg, NULL, 0, NULL, &id, &f))
+		TH_LOG("%s", mcp_strerror_last());
+	if (f) {
+		EXPECT_EQ(0, mcp_fence_wait(f, WAIT_NS, &job_error)) TH_LOG("%s", mcp_strerror_last());
+		mcp_fence_free(f);
+	} else {
+		EXPECT_EQ(0, mcp_runtime_wait(rt, id, WAIT_NS)) TH_LOG("%s", mcp_strerror_last());
+	}
+	st->size = sizeof(*st);
+	ASSERT_EQ(0, mcp_runtime_status(rt, id, st, nodes, cap)) TH_LOG("%s", mcp_strerror_last());
+}
+
+/*
+ * @model through the kernel executor (@krt) and the userspace one, on the
+ * same inputs: the same operators, so the outputs are equal bit for bit.
+ */
+static void model_runs_alike_on_both(struct __test_metadata *_metadata, struct mcp_runtime *krt,
+				     const char *model)
+{
+	struct mcp_runtime *urt = userspace_runtime(_metadata);
+	struct mcp_loaded_graph *kg = NULL, *ug = NULL;
+	struct mcp_graph_def *def = NULL;
+	struct mcp_exec_status ks, us;
+	uint32_t i, n, outputs = 0;
+	char path[256];
+
+	ASSERT_NE(NULL, urt);
+	snprintf(path, sizeof(path), "/opt/mcp/onnx/%s", model);
+	ASSERT_EQ(0, mcp_graph_import_onnx(path, NULL, &def)) TH_LOG("%s", mcp_strerror_last());
+	ASSERT_EQ(0, mcp_runtime_load(krt, def, &kg, NULL)) TH_LOG("%s", mcp_strerror_last());
+	ASSERT_EQ(0, mcp_runtime_load(urt, def, &ug, NULL)) TH_LOG("%s", mcp_strerror_last());
+	n = mcp_graph_buffer_count(def);
+	for (i = 0; i < n; i++) {
+		struct mcp_graph_buffer_info b = { .size = sizeof(b) };
+		uint64_t klen, ulen, k;
+		float *kb, *ub;
+
+		ASSERT_EQ(0, mcp_graph_get_buffer(def, i, &b));
+		if (!(b.flags & MCP_GRAPH_BUFFER_INPUT))
+			continue;
+		ASSERT_EQ(0, mcp_loaded_graph_buffer(kg, i, (void **)&kb, &klen));
+		ASSERT_EQ(0, mcp_loaded_graph_buffer(ug, i, (void **)&ub, &ulen));
+		for (k = 0; k < b.length / sizeof(float); k++)
+			kb[k] = ub[k] = (float)((k * 37 + i) % 101) / 50.0f - 1.0f;
+	}
+	run_either(_metadata, krt, kg, &ks, NULL, 0);
+	run_either(_metadata, urt, ug, &us, NULL, 0);
+	EXPECT_EQ(MCP_EXEC_DONE, ks.state);
+	EXPECT_EQ(MCP_EXEC_DONE, us.state);
+	for (i = 0; i < n; i++) {
+		struct mcp_graph_buffer_info b = { .size = sizeof(b) };
+		uint64_t klen, ulen;
+		void *kb, *ub;
+
+		ASSERT_EQ(0, mcp_graph_get_buffer(def, i, &b));
+		if (!(b.flags & MCP_GRAPH_BUFFER_OUTPUT))
+			continue;
+		outputs++;
+		ASSERT_EQ(0, mcp_loaded_graph_buffer(kg, i, &kb, &klen));
+		ASSERT_EQ(0, mcp_loaded_graph_buffer(ug, i, &ub, &ulen));
+		EXPECT_EQ(0, memcmp(kb, ub, b.length)) TH_LOG("%s: output %s differs", model, b.name);
+	}
+	EXPECT_LT(0, outputs);
+	mcp_loaded_graph_free(ug);
+	mcp_loaded_graph_free(kg);
+	mcp_graph_free(def);
+	mcp_runtime_free(urt);
+}
+
+TEST_F(graph, imported_models_run_alike_on_the_kernel_and_userspace_executors)
+{
+	struct mcp_runtime_opts o = { .size = sizeof(o), .executor = MCP_RUNTIME_EXECUTOR_AUTO };
+	struct mcp_runtime *art = NULL;
+
+	EXPECT_EQ(MCP_RUNTIME_EXECUTOR_KERNEL, mcp_runtime_executor(self->rt));
+	/* The module is loaded and runs graphs: auto is the kernel. */
+	ASSERT_EQ(0, mcp_runtime_new(NULL, &o, &art)) TH_LOG("%s", mcp_strerror_last());
+	EXPECT_EQ(MCP_RUNTIME_EXECUTOR_KERNEL, mcp_runtime_executor(art));
+	mcp_runtime_free(art);
+	model_runs_alike_on_both(_metadata, self->rt, "mlp.onnx");
+	model_runs_alike_on_both(_metadata, self->rt, "bert17.onnx");
+	model_runs_alike_on_both(_metadata, self->rt, "resnet.onnx");
+	model_runs_alike_on_both(_metadata, self->rt, "ops13.onnx");
+}
+
+/* data[4] -> GATHER(idx[2]) -> RELU, and data -> RELU beside. */
+static struct mcp_graph_def *gather_graph(struct __test_metadata *_metadata)
+{
+	const struct mcp_graph_axis axis = { 0, 0 };
+	struct mcp_graph_def *g = NULL;
+	uint32_t bd, bi, bg, by, bz, td, ti, tg, ty, tz, node;
+	uint32_t d4[1] = { 4 }, d2[1] = { 2 };
+
+	EXPECT_EQ(0, mcp_graph_new("gather_fail", &g));
+	if (!g)
+		return NULL;
+	EXPECT_EQ(0, mcp_graph_add_buffer(g, "data", MCP_GRAPH_BUFFER_INPUT, NULL, &bd));
+	EXPECT_EQ(0, mcp_graph_add_buffer(g, "idx", MCP_GRAPH_BUFFER_INPUT, NULL, &bi));
+	EXPECT_EQ(0, mcp_graph_add_buffer(g, "g", 0, NULL, &bg));
+	EXPECT_EQ(0, mcp_graph_add_buffer(g, "y", MCP_GRAPH_BUFFER_OUTPUT, NULL, &by));
+	EXPECT_EQ(0, mcp_graph_add_buffer(g, "z", MCP_GRAPH_BUFFER_OUTPUT, NULL, &bz));
+	EXPECT_EQ(0, mcp_graph_add_tensor(g, "data", bd, MCP_GRAPH_DTYPE_F32, d4, 1,
+					  MCP_GRAPH_LAYOUT_DENSE, &td));
+	EXPECT_EQ(0, mcp_graph_add_tensor(g, "idx", bi, MCP_GRAPH_DTYPE_I32, d2, 1,
+					  MCP_GRAPH_LAYOUT_DENSE, &ti));
+	EXPECT_EQ(0, mcp_graph_add_tensor(g, "g", bg, MCP_GRAPH_DTYPE_F32, d2, 1,
+					  MCP_GRAPH_LAYOUT_DENSE, &tg));
+	EXPECT_EQ(0, mcp_graph_add_tensor(g, "y", by, MCP_GRAPH_DTYPE_F32, d2, 1,
+					  MCP_GRAPH_LAYOUT_DENSE, &ty));
+	EXPECT_EQ(0, mcp_graph_add_tensor(g, "z", bz, MCP_GRAPH_DTYPE_F32, d4, 1,
+					  MCP_GRAPH_LAYOUT_DENSE, &tz));
+	{
+		const uint32_t in[2] = { td, ti };
+
+		EXPECT_EQ(0, mcp_graph_add_node(g, "pick", MCP_GRAPH_OP_GATHER,
+						MCP_GRAPH_CLASS_WORKER, in, 2, &tg, 1, &axis,
+						sizeof(axis), 0, &node));
+	}
+	EXPECT_EQ(0, mcp_graph_add_node(g, "after", MCP_GRAPH_OP_RELU, MCP_GRAPH_CLASS_WORKER,
+					&tg, 1, &ty, 1, NULL, 0, 0, &node));
+	EXPECT_EQ(0, mcp_graph_add_node(g, "beside", MCP_GRAPH_OP_RELU, MCP_GRAPH_CLASS_WORKER,
+					&td, 1, &tz, 1, NULL, 0, 0, &node));
+	return g;
+}
+
+/* The same failing operator gives the same errors on both executors. */
+TEST_F(graph, a_failing_operator_fails_alike_on_both_executors)
+{
+	struct mcp_graph_def *def = gather_graph(_metadata);
+	struct mcp_runtime *urt = userspace_runtime(_metadata);
+	struct mcp_runtime *rts[2] = { self->rt, urt };
+	struct mcp_exec_status st[2];
+	struct mcp_exec_node nodes[2][3];
+	int k;
+
+	ASSERT_NE(NULL, def);
+	ASSERT_NE(NULL, urt);
+	for (k = 0; k < 2; k++) {
+		struct mcp_loaded_graph *lg = NULL;
+		uint64_t len;
+		int32_t *idx;
+
+		ASSERT_EQ(0, mcp_runtime_load(rts[k], def, &lg, NULL)) TH_LOG("%s", mcp_strerror_last());
+		ASSERT_EQ(0, mcp_loaded_graph_buffer_by_name(lg, "idx", (void **)&idx, &len));
+		idx[0] = 1;
+		idx[1] = 7;	/* past data's 4 elements */
+		run_either(_metadata, rts[k], lg, &st[k], nodes[k], 3);
+		mcp_loaded_graph_free(lg);
+	}
+	for (k = 0; k < 2; k++) {
+		EXPECT_EQ(MCP_EXEC_FAILED, st[k].state) TH_LOG("executor %d", k);
+		EXPECT_EQ(-EINVAL, st[k].result) TH_LOG("executor %d", k);
+		EXPECT_EQ(0, st[k].failed_node) TH_LOG("executor %d", k);
+		EXPECT_EQ(-EINVAL, nodes[k][0].result) TH_LOG("executor %d", k);
+		EXPECT_EQ(-ECANCELED, nodes[k][1].result) TH_LOG("executor %d", k);
+	}
+	mcp_runtime_free(urt);
+	mcp_graph_free(def);
+}
+
 /* in -> COPY on the device's DMA engine -> staged -> RELU (worker) -> out */
 static struct mcp_graph_def *device_copy_graph(struct __test_metadata *_metadata, uint32_t n)
 {

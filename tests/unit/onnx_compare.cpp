@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <dirent.h>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,7 @@ std::vector<std::string> outputs_in(const std::string &out)
 
 mcp::GraphDef compare_with_ort(const std::string &dir, const std::string &model,
 			       const std::string &input, const mcp::onnx::ImportOptions &opts,
-			       unsigned want_outputs)
+			       unsigned want_outputs, RunOn on)
 {
 	std::string why;
 	if (!test::have_ort(why))
@@ -57,16 +58,39 @@ mcp::GraphDef compare_with_ort(const std::string &dir, const std::string &model,
 	const mcp::GraphDef def = mcp::onnx::import(dir + "/" + model, opts);
 	if (auto e = def.validate())
 		cr_assert_fail("%s: %s", model.c_str(), e->message.c_str());
-	std::vector<std::vector<std::byte>> mem;
-	std::vector<std::span<std::byte>> spans;
-	for (const auto &b : def.buffers)
-		mem.emplace_back(b.length);
-	for (auto &m : mem)
-		spans.emplace_back(m);
+	std::vector<std::vector<std::byte>> own;
+	std::vector<std::span<std::byte>> mem;
 	const auto xb = def.find_buffer("x");
 	cr_assert(xb.has_value());
+	std::optional<mcp::Runtime> rt;
+	std::optional<mcp::LoadedGraph> g;
+	if (on == RunOn::userspace) {
+		mcp::RuntimeOptions ro;
+		ro.executor = mcp::Executor::userspace;
+		rt.emplace(ro);
+		cr_assert_eq(rt->executor(), mcp::Executor::userspace);
+		g.emplace(rt->load(def));
+		for (std::uint32_t i = 0; i < def.buffers.size(); i++)
+			mem.push_back(g->memory(i));
+	} else {
+		for (const auto &b : def.buffers)
+			own.emplace_back(b.length);
+		for (auto &m : own)
+			mem.emplace_back(m);
+	}
 	mcp::npy::load_buffer(def, "x", dir + "/" + input, mem[*xb]);
-	mcp::Runtime::run_inline(def, spans);
+	if (on == RunOn::userspace) {
+		const mcp::ExecStatus st = rt->run(*g);
+		cr_assert_eq(st.state, mcp::ExecState::done, "%s: %s", model.c_str(),
+			     mcp::exec_failure_message(st, def).c_str());
+		for (std::size_t i = 0; i < st.nodes.size(); i++) {
+			cr_assert_eq(st.nodes[i].result, 0, "%s: node %zu", model.c_str(), i);
+			if (def.nodes[i].engine == mcp::EngineClass::worker)
+				cr_assert_neq(st.nodes[i].worker_tid, 0, "%s: node %zu", model.c_str(), i);
+		}
+	} else {
+		mcp::Runtime::run_inline(def, mem);
+	}
 
 	const auto names = outputs_in(out);
 	cr_assert_gt(names.size(), 0u);
@@ -98,8 +122,9 @@ mcp::GraphDef compare_with_ort(const std::string &dir, const std::string &model,
 				      name.c_str(), i, double(y[i]), double(o[i]));
 		}
 	}
-	cr_log_info("%s on %s: %zu outputs match ORT, worst relative error %.3g", model.c_str(),
-		    input.c_str(), names.size(), worst);
+	cr_log_info("%s on %s (%s): %zu outputs match ORT, worst relative error %.3g", model.c_str(),
+		    input.c_str(), on == RunOn::userspace ? "userspace executor" : "inline",
+		    names.size(), worst);
 	std::system(("rm -rf " + out).c_str());
 	return def;
 }

@@ -323,6 +323,7 @@ struct GraphRunOutput {
 struct GraphRunReport {
 	std::string graph;
 	std::string context;
+	std::string executor;		// "kernel", "userspace"; "inline" with --no-kernel
 	unsigned warmup = 0;
 	int node_asked = -1;		// --node, -1: the default
 	std::vector<GraphRunBuffer> buffers;

@@ -46,6 +46,7 @@ struct GraphArgs {
 	int node = -1;
 	bool check_inline = false;
 	bool no_kernel = false;
+	std::string executor = "kernel";
 	std::string save_outputs;
 	std::vector<std::string> run_inputs;
 	std::vector<std::string> binds;
@@ -368,8 +369,8 @@ std::string format_graph_run_text(const GraphRunReport &r)
 				   percentile_us(r.iteration_ns, 50), percentile_us(r.iteration_ns, 99),
 				   percentile_us(r.iteration_ns, 100)) +
 		       outputs_text(r);
-	std::string s = fmt::format("graph '{}' on {}: {} nodes, {} workers", r.graph, r.context,
-				    r.nodes.size(), r.workers.size());
+	std::string s = fmt::format("graph '{}' on {} ({} executor): {} nodes, {} workers", r.graph,
+				    r.context, r.executor, r.nodes.size(), r.workers.size());
 	std::string per_node;
 	for (const mcp::WorkerInfo &w : r.workers)
 		per_node += fmt::format("{}node {} tid {} {}", per_node.empty() ? "" : ", ", w.node, w.tid,
@@ -399,6 +400,7 @@ nlohmann::ordered_json graph_run_json(const GraphRunReport &r)
 
 	j["graph"] = r.graph;
 	j["context"] = r.context;
+	j["executor"] = r.executor;
 	j["no_kernel"] = r.no_kernel;
 	j["iterations"] = r.iteration_ns.size();
 	j["warmup"] = r.warmup;
@@ -524,9 +526,16 @@ int run_graph(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 	std::vector<std::pair<std::string, std::string>> binds, outs;
 	std::vector<RunInput> inputs;
 	mcp::onnx::ImportOptions import;
+	mcp::Executor executor = mcp::Executor::kernel;
 
 	try {
 		ctx = parse_context_arg(args.dev);
+		executor = mcp::parse_executor(args.executor);
+		if (executor != mcp::Executor::kernel && args.dev != "host")
+			throw mcp::Error(EINVAL, "--dev " + args.dev + " needs --executor kernel (the "
+						 "userspace executor has no device context)");
+		if (executor != mcp::Executor::kernel && args.no_kernel)
+			throw mcp::Error(EINVAL, "--no-kernel runs the graph inline: it takes no --executor");
 		if (args.iterations == 0)
 			throw mcp::Error(EINVAL, "--iterations must be at least 1");
 		if (args.workers_per_node == 0)
@@ -591,6 +600,7 @@ int run_graph(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 		r.warmup = args.warmup;
 		r.node_asked = args.node;
 		r.no_kernel = args.no_kernel;
+		r.executor = args.no_kernel ? "inline" : "";
 		r.nodes.resize(def.nodes.size());
 		for (std::size_t i = 0; i < def.nodes.size(); i++) {
 			r.nodes[i].name = def.nodes[i].name;
@@ -616,24 +626,33 @@ int run_graph(const GlobalOptions &opts, std::ostream &out, std::ostream &err)
 			for (auto &n : r.nodes)
 				n.engine = "inline";
 		} else {
-			try {
-				c = open_context(ctx);
-			} catch (const mcp::Error &e) {
-				throw mcp::Error(e.errnum(), std::string(e.what()) +
-								     " (--no-kernel runs the graph without it)");
-			}
 			mcp::RuntimeOptions ro;
+			ro.executor = executor;
 			ro.workers_per_node = args.workers_per_node;
 			ro.worker_batch = args.worker_batch;
 			ro.worker_chains = !args.no_chains;
-			rt.emplace(c->dma, ro);
+			if (executor == mcp::Executor::kernel) {
+				try {
+					c = open_context(ctx);
+				} catch (const mcp::Error &e) {
+					throw mcp::Error(e.errnum(),
+							 std::string(e.what()) +
+								 " (--executor userspace or --no-kernel run "
+								 "the graph without it)");
+				}
+				rt.emplace(c->dma, ro);
+			} else {
+				rt.emplace(ro);
+			}
 			mcp::LoadOptions lo;
 			lo.node = args.node;
 			g.emplace(rt->load(def, lo));
-			r.context = c->dma.name();
+			r.executor = mcp::to_string(rt->executor());
+			r.context = rt->executor() == mcp::Executor::kernel ? rt->context().name()
+									    : "userspace";
 			for (std::uint32_t i = 0; i < def.buffers.size(); i++) {
-				mem.push_back(g->buffer(i).data().first(def.buffers[i].length));
-				r.buffers.push_back({def.buffers[i].name, g->buffer(i).info().node});
+				mem.push_back(g->memory(i));
+				r.buffers.push_back({def.buffers[i].name, g->buffer_node(i)});
 			}
 		}
 
@@ -879,13 +898,16 @@ Command add_graph_command(CLI::App &app)
 			     "NAME=FILE.npy: load a NumPy array into input NAME (dtype and shape must match; for an .onnx model its shape fixes the input's dynamic dims); NAME=DIMS (.onnx only): the dims of a dynamic input, as graph import --input (repeatable)");
 	args.run->add_option("--save-outputs", args.save_outputs,
 			     "DIR: after the last run write each graph output as DIR/NAME.npy (DIR is created)");
+	args.run->add_option("--executor", args.executor,
+			     "kernel (mcp.ko, the default), userspace (libmcp alone: same operators and routing, no /dev/mcp) or auto (the kernel when /dev/mcp runs graphs)")
+		->check(CLI::IsMember({"kernel", "userspace", "auto"}));
 	args.run->add_flag("--no-kernel", args.no_kernel,
 			   "Run the graph in mcpctl's thread only (run_inline, libmcp's operators): no module or /dev/mcp needed, no per-node times")
 		->excludes(check);
 	sub->footer("With --json: import prints {\"output\",\"name\",\"file_bytes\",\"nodes\",\"onnx_nodes\",\"folded\",\"views\",\"fused\",\"inplace\",\"const_bytes\",\"activation_bytes\",\"unplanned_bytes\",\"notes\"}, "
 		    "build prints {\"output\",\"name\",\"encoding\",\"binary_bytes\",\"json_bytes\",\"nodes\"}, "
 		    "show prints {\"name\",\"encoding\",\"file_bytes\",\"binary_bytes\",\"fixed_bytes\",\"json_bytes\",\"buffer_bytes\",\"activation_bytes\",\"unplanned_bytes\",\"data_bytes\",\"notes\",\"buffers\",\"tensors\",\"nodes\",\"edges\"}, "
-		    "run prints {\"graph\",\"context\",\"no_kernel\",\"iterations\",\"warmup\",\"node_asked\",\"buffers\",\"workers\",\"latency_us\",\"nodes\",\"inline_check\",\"outputs\"} "
+		    "run prints {\"graph\",\"context\",\"executor\",\"no_kernel\",\"iterations\",\"warmup\",\"node_asked\",\"buffers\",\"workers\",\"latency_us\",\"nodes\",\"inline_check\",\"outputs\"} "
 		    "(see Documentation/mcpctl.rst).");
 	return {sub, run_graph_command};
 }

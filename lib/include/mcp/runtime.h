@@ -39,9 +39,12 @@ struct mcp_loaded_graph;
  *		a module without MCP_FEATURE_JOB_BATCH
  * @flags:	MCP_RUNTIME_NO_CHAINS or 0
  * @reserved:	0
+ * @executor:	MCP_RUNTIME_EXECUTOR_*: what runs the graphs
+ * @reserved2:	0
  *
- * @size may be MCP_RUNTIME_OPTS_SIZE_VER0, the struct before @flags: the
- * fields it lacks are then 0.
+ * @size may be MCP_RUNTIME_OPTS_SIZE_VER0, the struct before @flags, or
+ * MCP_RUNTIME_OPTS_SIZE_VER1, before @executor: the fields it lacks are
+ * then 0 (@executor: MCP_RUNTIME_EXECUTOR_KERNEL).
  */
 struct mcp_runtime_opts {
 	uint32_t size;
@@ -51,9 +54,23 @@ struct mcp_runtime_opts {
 	uint32_t worker_batch;
 	uint32_t flags;
 	uint32_t reserved;
+	uint32_t executor;
+	uint32_t reserved2;
 };
 
 #define MCP_RUNTIME_OPTS_SIZE_VER0	24
+#define MCP_RUNTIME_OPTS_SIZE_VER1	32
+
+/*
+ * mcp_runtime_opts.executor: mcp.ko (MCP_IOC_GRAPH_EXEC, the kernel's
+ * routing and data-movement operators); libmcp alone without /dev/mcp
+ * (the same validator, operators and routing rule, its own scheduler and
+ * process memory); or the kernel when /dev/mcp opens and runs graphs,
+ * else userspace.
+ */
+#define MCP_RUNTIME_EXECUTOR_KERNEL	0
+#define MCP_RUNTIME_EXECUTOR_USERSPACE	1
+#define MCP_RUNTIME_EXECUTOR_AUTO	2
 
 /*
  * mcp_runtime_opts.flags: workers use the jobs of @worker_batch even on a
@@ -73,11 +90,19 @@ struct mcp_runtime_opts {
 
 /*
  * mcp_runtime_new() - start the workers on @dma (@opts NULL: defaults).
- * The runtime keeps its own reference to the context.  Return: 0,
- * -EOPNOTSUPP (module without graphs), -EINVAL, -ENOMEM...
+ * The runtime keeps its own reference to the context.  @dma may be NULL
+ * with @opts->executor USERSPACE or AUTO (AUTO then opens the host
+ * context when it can); with a @dma, AUTO is the kernel.  Return: 0,
+ * -EOPNOTSUPP (module without graphs), -EINVAL, -ENOMEM, -ENOENT (no
+ * /dev/mcp for the kernel executor)...
  */
 MCP_EXPORT int mcp_runtime_new(struct mcp_dma *dma, const struct mcp_runtime_opts *opts,
 			       struct mcp_runtime **out);
+/*
+ * mcp_runtime_executor() - MCP_RUNTIME_EXECUTOR_KERNEL or _USERSPACE:
+ * what runs @rt's graphs (what AUTO chose); -EINVAL for NULL.
+ */
+MCP_EXPORT int mcp_runtime_executor(const struct mcp_runtime *rt);
 /* mcp_runtime_free() - stop the workers (NULL is fine); after every graph's last execution. */
 MCP_EXPORT void mcp_runtime_free(struct mcp_runtime *rt);
 /* mcp_runtime_worker_count() - worker threads running; 0 for NULL. */
@@ -209,7 +234,10 @@ struct mcp_exec_opts {
  * mcp_runtime_execute() - submit @lg with @n_binds bindings (@binds may be
  * NULL when 0) and @opts (NULL: defaults).  *@exec_id gets the execution's
  * id, *@fence (NULL: not wanted) its out-fence, freed with
- * mcp_fence_free().
+ * mcp_fence_free(); the userspace executor has none (*@fence is NULL):
+ * mcp_runtime_wait() waits on either executor.  -EOPNOTSUPP for an
+ * in-fence on the userspace executor, -EAGAIN while its limit of
+ * executions of @lg in flight is reached.
  */
 MCP_EXPORT int mcp_runtime_execute(struct mcp_runtime *rt, struct mcp_loaded_graph *lg,
 				   const struct mcp_graph_bind *binds, uint32_t n_binds,
@@ -260,6 +288,14 @@ struct mcp_exec_status {
 MCP_EXPORT int mcp_runtime_status(struct mcp_runtime *rt, uint64_t exec_id,
 				  struct mcp_exec_status *status, struct mcp_exec_node *nodes,
 				  uint32_t cap);
+
+/*
+ * mcp_runtime_wait() - wait at most @timeout_ns (negative: forever) for
+ * execution @exec_id of the userspace executor to end.  Return: 0 once it
+ * has, -ETIMEDOUT, -ENOENT (unknown or too old), -EOPNOTSUPP on the
+ * kernel executor (wait for the execution's out-fence there).
+ */
+MCP_EXPORT int mcp_runtime_wait(struct mcp_runtime *rt, uint64_t exec_id, int64_t timeout_ns);
 
 /*
  * mcp_runtime_run_inline() - run @graph in the calling thread with the

@@ -3,9 +3,10 @@
 // threads that run the compute operators of a context's graphs
 // (MCP_IOC_WORKER_REGISTER, MCP_IOC_JOB_DONE), loads GraphDefs into the
 // kernel (MCP_IOC_GRAPH_CREATE) and executes them (MCP_IOC_GRAPH_EXEC,
-// _STATUS).  Include it after (or instead of) <mcp/mcp.hpp>, which it
-// includes.  Documentation/libmcp.rst,
-// "Graph runtime", has the long form.
+// _STATUS), or without the kernel through the userspace executor
+// (RuntimeOptions::executor).  Include it after (or instead of)
+// <mcp/mcp.hpp>, which it includes.  Documentation/libmcp.rst,
+// "Graph runtime" and "Executors", has the long form.
 #ifndef MCP_RUNTIME_HPP
 #define MCP_RUNTIME_HPP
 
@@ -33,9 +34,34 @@ inline constexpr std::uint64_t job_chains = MCP_FEATURE_JOB_CHAINS;
 namespace detail {
 struct RuntimeState;
 struct RuntimeAccess;
+struct UserGraph;
 }
 
+// What runs a Runtime's graphs.
+enum class Executor : std::uint32_t {
+	// mcp.ko: the kernel routes the nodes, runs its data-movement
+	// operators and hands worker nodes to the Runtime's worker threads
+	// (MCP_IOC_GRAPH_EXEC, MCP_IOC_WORKER_REGISTER).
+	kernel = MCP_RUNTIME_EXECUTOR_KERNEL,
+	// libmcp alone, no /dev/mcp: the same validator, operators and
+	// routing rule (kmod/mcp_route.h), dispatched by the Runtime's own
+	// scheduler to worker threads pinned per NUMA node; buffers are
+	// process memory placed with mbind(2).
+	userspace = MCP_RUNTIME_EXECUTOR_USERSPACE,
+	// The kernel when /dev/mcp opens and the module runs graphs, else
+	// userspace.  Runtime::executor() says which.
+	automatic = MCP_RUNTIME_EXECUTOR_AUTO,
+};
+// "kernel", "userspace", "auto"; "unknown" otherwise.
+MCP_EXPORT const char *to_string(Executor executor) noexcept;
+// The Executor named @name ("kernel", "userspace", "auto"); Error(EINVAL)
+// naming the three otherwise.
+MCP_EXPORT Executor parse_executor(std::string_view name);
+
 struct RuntimeOptions {
+	// With a DMA context (Runtime(ctx, options)) automatic is the
+	// kernel; Runtime(options) opens the host context for the kernel.
+	Executor executor = Executor::automatic;
 	unsigned workers_per_node = 1;
 	// Kernel node ids to start workers on; empty: every node with CPUs.
 	std::vector<unsigned> nodes;
@@ -103,10 +129,20 @@ public:
 	explicit operator bool() const noexcept { return is_valid(); }
 	std::uint32_t handle() const noexcept { return handle_; }
 	const GraphDef &def() const noexcept { return def_; }
-	// The buffer bound at create to index @index; Error(EINVAL) if none.
+	// The buffer bound at create to index @index; Error(EINVAL) if none,
+	// Error(EOPNOTSUPP) on the userspace executor (no kernel buffers:
+	// memory() is the buffer's memory there).
 	Buffer &buffer(std::uint32_t index);
 	// The buffer of the graph's buffer named @name; Error(ENOENT) if none.
 	Buffer &buffer(std::string_view name);
+	// The memory of buffer @index (the graph's length of it), on either
+	// executor; Error(EINVAL) if none.
+	std::span<std::byte> memory(std::uint32_t index);
+	// The same by name; Error(ENOENT) if none.
+	std::span<std::byte> memory(std::string_view name);
+	// The NUMA node of buffer @index's memory (MCP_IOC_BO_INFO on the
+	// kernel, move_pages(2) on userspace), -1 when mixed or unknown.
+	int buffer_node(std::uint32_t index);
 
 private:
 	friend class Runtime;
@@ -116,22 +152,30 @@ private:
 	std::uint32_t handle_ = 0;
 	GraphDef def_;
 	std::vector<Buffer> buffers_;
+	// The userspace executor's graph (buffers, descriptors, executions).
+	std::shared_ptr<detail::UserGraph> user_;
 };
 
 // Buffer index @buffer of the graph replaced by @with for one execution.
 struct GraphBinding {
 	std::uint32_t buffer = 0;
 	Buffer *with = nullptr;	// mapped for the workers (data())
+	// Userspace executor only, instead of @with: process memory, at least
+	// the buffer's length, valid until the execution has ended.
+	std::span<std::byte> memory{};
 };
 
 struct ExecOptions {
 	// Cancelled with ETIMEDOUT this long after submission; 0: the
-	// module's exec_timeout_ms.
+	// module's exec_timeout_ms (userspace: its default, 10 s).
 	std::chrono::milliseconds timeout{0};
-	const Fence *in_fence = nullptr;	// start after it signals
+	// Start after it signals; kernel executor only (EOPNOTSUPP on
+	// userspace, which has no sync_file fences).
+	const Fence *in_fence = nullptr;
 };
 
-// A submitted execution: its id (for Runtime::status) and its out-fence.
+// A submitted execution: its id (for Runtime::status, Runtime::wait) and
+// its out-fence (a sync_file; none on the userspace executor).
 struct Execution {
 	std::uint64_t exec_id = 0;
 	Fence fence;
@@ -176,14 +220,25 @@ public:
 	// Starts the workers on @ctx (the host context or a device's).  Throws
 	// mcp::Error: EOPNOTSUPP (module without graphs), EINVAL (a node id
 	// without CPUs, workers_per_node 0).
+	// With options.executor userspace, @ctx is not used (it may be
+	// closed); else the kernel executor on @ctx.
 	explicit Runtime(const Dma &ctx, const RuntimeOptions &options = {});
+	// The executor options.executor names: the kernel on the host
+	// context (opened here; Error with the reason when it cannot be),
+	// userspace, or automatic (the kernel when /dev/mcp opens and its
+	// module runs graphs, else userspace).  Userspace throws
+	// Error(EINVAL) for a node id without CPUs.
+	explicit Runtime(const RuntimeOptions &options);
 	Runtime(Runtime &&) noexcept;
 	Runtime &operator=(Runtime &&) noexcept;
 	Runtime(const Runtime &) = delete;
 	Runtime &operator=(const Runtime &) = delete;
 	~Runtime();
 
+	// The host or device context; a closed Dma on userspace.
 	const Dma &context() const noexcept;
+	// The executor that runs this Runtime's graphs (kernel or userspace).
+	Executor executor() const noexcept;
 	// The workers, with what they did so far.
 	std::vector<WorkerInfo> workers() const;
 
@@ -192,19 +247,32 @@ public:
 	// with the kernel's reason, kind and index for a refused graph, else
 	// mcp::Error: EINVAL (a node that is not an online node with memory),
 	// ENOENT (a buffer_nodes name the graph lacks), ENOMEM (no room there).
+	// On the userspace executor the buffers are process memory, and a
+	// device-engine node is Error(EOPNOTSUPP).
 	LoadedGraph load(const GraphDef &def, const LoadOptions &options = {});
 	// Submits one execution.  Bindings replace buffers for this execution
-	// only; their Buffers must be of this context, outlive the execution
-	// and be at least the buffer's length.
+	// only; their Buffers (userspace: or memory) must be of this context,
+	// outlive the execution and be at least the buffer's length.
+	// Userspace: Error(EAGAIN) while 16 executions of @graph are in
+	// flight.
 	Execution execute(LoadedGraph &graph, std::span<const GraphBinding> bindings = {},
 			  const ExecOptions &options = {});
 	// MCP_IOC_GRAPH_STATUS of @exec_id.  Error(ENOENT) once it is older
-	// than the module's exec_history_len.
+	// than the module's exec_history_len (userspace: the graph's last 16).
 	ExecStatus status(std::uint64_t exec_id) const;
 	// execute(), wait for the fence (at most the execution's time-out plus
 	// a second; forever without one), status().
 	ExecStatus run(LoadedGraph &graph, std::span<const GraphBinding> bindings = {},
 		       const ExecOptions &options = {});
+	// Waits at most @timeout (negative: forever) for @e to end (its
+	// out-fence on the kernel); true once it has.
+	bool wait(const Execution &e,
+		  std::chrono::nanoseconds timeout = std::chrono::nanoseconds(-1)) const;
+	// The same by id, userspace executor only (Error(EOPNOTSUPP) on the
+	// kernel, whose executions end with their out-fence); Error(ENOENT)
+	// for an id unknown or too old.
+	bool wait(std::uint64_t exec_id,
+		  std::chrono::nanoseconds timeout = std::chrono::nanoseconds(-1)) const;
 
 	// Runs @def in the calling thread, node by node in topological order,
 	// with the workers' operators and the kernel's data-movement
