@@ -36,6 +36,7 @@
 #include "mcp_dma.h"
 #include "mcp_graph.h"
 #include "mcp_internal.h"
+#include "mcp_route.h"
 #include "mcp_pci.h"
 #include "mcp_sched.h"
 #include "mcp_trace.h"
@@ -260,31 +261,24 @@ struct mcp_sched *mcp_sched_get_ctx(struct mcp_ctx *ctx)
 
 /* Routing of worker jobs */
 
+static_assert(MCP_ROUTE_NO_NODE == NUMA_NO_NODE);
+
+static int mcp_sched_distance(int a, int b, const void *arg)
+{
+	return node_distance(a, b);
+}
+
 /*
- * The node whose workers take a job for @target: @target if it has
- * workers, else the nearest by node_distance() that has (ties: the lowest);
- * NUMA_NO_NODE when there is no worker.
+ * The node whose workers take a job for @target (mcp_route_node(), the
+ * rule libmcp's userspace executor follows too); NUMA_NO_NODE when there
+ * is no worker.
  */
 static int mcp_sched_route_locked(struct mcp_sched *sched, int target)
 {
-	int node, best = NUMA_NO_NODE, best_dist = INT_MAX;
-
 	lockdep_assert_held(&sched->lock);
 
-	if (target != NUMA_NO_NODE && sched->node_workers[target])
-		return target;
-	for (node = 0; node < nr_node_ids; node++) {
-		int dist;
-
-		if (!sched->node_workers[node])
-			continue;
-		dist = target == NUMA_NO_NODE ? 0 : node_distance(target, node);
-		if (dist < best_dist) {
-			best = node;
-			best_dist = dist;
-		}
-	}
-	return best;
+	return mcp_route_node(target, sched->node_workers, nr_node_ids,
+			      mcp_sched_distance, NULL);
 }
 
 static void mcp_sched_wake_locked(struct mcp_sched *sched, int target)
@@ -321,41 +315,28 @@ struct mcp_job *mcp_sched_next_job_locked(struct mcp_sched *sched,
 	return NULL;
 }
 
-/* The node holding most of the job's input bytes (ties: the lowest). */
+/*
+ * The node holding most of the job's input bytes (mcp_route_target():
+ * ties the lowest, NUMA_NO_NODE when none is known).
+ */
 static int mcp_job_target(struct mcp_exec *exec, struct mcp_job *job)
 {
 	const struct mcp_graph *graph = exec->graph;
 	const struct mcp_graph_node *n = &graph->nodes[job->index];
 	int nodes[MCP_GRAPH_MAX_INPUTS];
 	u64 bytes[MCP_GRAPH_MAX_INPUTS];
-	int best = NUMA_NO_NODE;
-	u64 best_bytes = 0;
-	u32 k, m, used = 0;
+	u32 k;
 
 	/* All on one node (the usual case): no bytes to count per job. */
 	if (exec->bo_node != MCP_EXEC_BO_NODES_MIXED)
 		return n->n_inputs ? exec->bo_node : NUMA_NO_NODE;
 	for (k = 0; k < n->n_inputs; k++) {
 		u32 t = n->inputs[k];
-		int node = exec->bos[graph->tensors[t].buffer]->node;
 
-		if (node == NUMA_NO_NODE)
-			continue;
-		for (m = 0; m < used && nodes[m] != node; m++)
-			;
-		if (m == used) {
-			nodes[used] = node;
-			bytes[used++] = 0;
-		}
-		bytes[m] += graph->tensor_bytes[t];
+		nodes[k] = exec->bos[graph->tensors[t].buffer]->node;
+		bytes[k] = graph->tensor_bytes[t];
 	}
-	for (m = 0; m < used; m++)
-		if (bytes[m] > best_bytes ||
-		    (bytes[m] == best_bytes && nodes[m] < best)) {
-			best = nodes[m];
-			best_bytes = bytes[m];
-		}
-	return best;
+	return mcp_route_target(nodes, bytes, n->n_inputs);
 }
 
 /* Job state changes, all under mcp_sched.lock */
