@@ -18,7 +18,7 @@ export DEBIAN_FRONTEND=noninteractive
 
 packages=(
 	build-essential make cmake pkg-config git kmod bc flex bison xz-utils
-	linux-image-amd64
+	linux-image-amd64 linux-image-6.12-amd64
 	qemu-system-x86 busybox-static cpio
 	clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
 	libbpf-tools rt-tests
@@ -50,14 +50,18 @@ if [ "${#missing[@]}" -gt 0 ]; then
 	apt_install "${missing[@]}"
 fi
 
-# The module is built for the kernel the test VM boots: the newest
-# linux-image-*-amd64 installed by linux-image-amd64, with headers to match.
+# The module is built for the kernels the test VM boots: the newest 6.1
+# image (linux-image-amd64, the default everywhere) and the newest 6.12 image
+# (linux-image-6.12-amd64), each with headers to match.
 kver=$("$top/scripts/vm-kernel-version.sh")
-if ! dpkg-query -W -f='${Status}' "linux-headers-$kver" 2>/dev/null |
-	grep -q 'install ok installed'; then
-	echo "install-deps: installing linux-headers-$kver"
-	apt_install "linux-headers-$kver"
-fi
+kver612=$("$top/scripts/vm-kernel-version.sh" --612)
+for k in "$kver" "$kver612"; do
+	if ! dpkg-query -W -f='${Status}' "linux-headers-$k" 2>/dev/null |
+		grep -q 'install ok installed'; then
+		echo "install-deps: installing linux-headers-$k"
+		apt_install "linux-headers-$k"
+	fi
+done
 
 # kselftest harness headers and checkpatch.pl come from the kernel source
 # package; they are extracted into the build directory, never committed.
@@ -112,4 +116,4 @@ if [ "$(node -p "require('$ort/node_modules/onnxruntime-node/package.json').vers
 		--loglevel=error --save-exact "onnxruntime-node@$ort_version" >/dev/null
 fi
 
-echo "install-deps: ready (VM kernel $kver)"
+echo "install-deps: ready (VM kernels $kver, $kver612)"
