@@ -30,7 +30,6 @@
 #include <linux/sched/signal.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
-#include <linux/swiotlb.h>
 #include <linux/vmstat.h>
 #include <linux/vmalloc.h>
 
@@ -62,7 +61,7 @@ static struct device *mcp_bo_dev(const struct mcp_bo *bo)
  */
 static bool mcp_bo_dev_direct(struct device *dev)
 {
-	return !device_iommu_mapped(dev) && !is_swiotlb_active(dev);
+	return !device_iommu_mapped(dev) && !mcp_dma_bounces(dev);
 }
 
 /* @dev, NULL for none, addresses @size bytes at @page by itself. */

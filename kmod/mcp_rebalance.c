@@ -89,9 +89,9 @@ static unsigned long mcp_rebalance_sample(struct mm_struct *mm, u64 *hist,
 			struct page *page;
 			int nid;
 
-			if (get_user_pages_remote(mm, addr, 1,
-						  FOLL_DUMP | FOLL_FORCE, &page,
-						  NULL, NULL) != 1)
+			if (mcp_get_user_page_remote(mm, addr,
+						     FOLL_DUMP | FOLL_FORCE,
+						     &page) != 1)
 				continue;
 			nid = page_to_nid(page);
 			put_page(page);

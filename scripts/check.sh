@@ -6,6 +6,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 kver=$(scripts/vm-kernel-version.sh) || exit 1
+kver612=$(scripts/vm-kernel-version.sh --612) || exit 1
 TALLY_LOG_DIR=$top/build/check
 rm -rf "$TALLY_LOG_DIR"
 mkdir -p "$TALLY_LOG_DIR"
@@ -118,5 +119,31 @@ for model in core2duo:writable Skylake-Server:readback; do
 		2>&1 | tee "$TALLY_LOG_DIR/vm-tune-$cpu.log"
 	add_runner_counts "$TALLY_LOG_DIR/vm-tune-$cpu.log"
 done
+
+# Debian's 6.12 kernel: the module built against its headers in a copy
+# (build/kmod-6.12, so kmod/mcp.ko stays the 6.1 one), DKMS, and on 2node
+# the binaries that cross mcp_compat.h's shims (vm_flags, pinning,
+# eventfd, swiotlb), the cgroup, BPF CO-RE and netlink paths.
+build_612_module() {
+	local k=$top/build/kmod-6.12 f
+	rm -rf "$k"
+	mkdir -p "$k/kmod"
+	for f in kmod/*.c kmod/*.h kmod/Kbuild; do
+		case $f in *.mod.c) ;; *) cp -p "$f" "$k/kmod/" || return 1 ;; esac
+	done
+	ln -sfn "$top/uapi" "$k/uapi" &&
+		ln -sfn "$top/VERSION" "$k/VERSION" &&
+		make -s -C "/lib/modules/$kver612/build" M="$k/kmod" W=1 modules
+}
+echo "==> 6.12 ($kver612)"
+tally_run build-module-6.12 build_612_module
+tally_run dkms-build-6.12 scripts/dkms-check.sh "$kver612"
+vm612_binaries=mcp_version_test,mcp_lifecycle_test,mcp_events_test,mcp_place_test
+vm612_binaries+=,mcp_bo_test,mcp_dma_test,mcp_graph_test,mcp_charge_test,mcp_trace_test
+echo "==> VM selftests (2node, $kver612: $vm612_binaries)"
+tests/vm/run-vm.py --topology 2node --mode selftests --kver "$kver612" \
+	--module "$top/build/kmod-6.12/kmod/mcp.ko" --binary "$vm612_binaries" \
+	--log "$top/build/vm/vm-2node-6.12.log" 2>&1 | tee "$TALLY_LOG_DIR/vm-2node-6.12.log"
+add_runner_counts "$TALLY_LOG_DIR/vm-2node-6.12.log"
 
 tally_summary

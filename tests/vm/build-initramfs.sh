@@ -25,14 +25,16 @@
 #
 # Usage: build-initramfs.sh -o OUT.cpio.gz [-m mcp.ko] [-s SELFTEST_DIR]
 #                           [-c MCPCTL] [-M MODE] [-t TEST] [-b BINARY]
-#                           [-x] [-e EXTRA_FILE]...
+#                           [-k KVER] [-x] [-e EXTRA_FILE]...
+#   -k KVER: the kernel release whose vgem modules are packed (default:
+#            scripts/vm-kernel-version.sh, the 6.1 VM kernel)
 #   -E NAME=VALUE: export NAME=VALUE to the selftests (repeatable)
 #   -B BENCH_DIR: pack the benchmarks mcp_*_bench found there
 #   -x: also run the mcpctl/numactl cross-check after the selftests
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-out="" module="" bench_dir="" selftest_dir="" mcpctl="" mode="selftests" test="" binary="" crosscheck=0
+out="" kver="" module="" bench_dir="" selftest_dir="" mcpctl="" mode="selftests" test="" binary="" crosscheck=0
 extra=()
 envs=()
 
@@ -41,7 +43,7 @@ usage() {
 	exit 2
 }
 
-while getopts "o:m:s:c:M:t:b:e:E:B:xh" opt; do
+while getopts "o:m:s:c:M:t:b:e:E:B:k:xh" opt; do
 	case "$opt" in
 	o) out=$OPTARG ;;
 	m) module=$OPTARG ;;
@@ -54,6 +56,7 @@ while getopts "o:m:s:c:M:t:b:e:E:B:xh" opt; do
 	x) crosscheck=1 ;;
 	E) envs+=("$OPTARG") ;;
 	B) bench_dir=$OPTARG ;;
+	k) kver=$OPTARG ;;
 	*) usage ;;
 	esac
 done
@@ -170,7 +173,7 @@ fi
 
 # vgem, the dma-buf exporter the BO selftests share buffers with, and the
 # modules it depends on, dependencies first.  The tests load them.
-vgem_kver=$("$here/../../scripts/vm-kernel-version.sh" 2>/dev/null || true)
+vgem_kver=${kver:-$("$here/../../scripts/vm-kernel-version.sh" 2>/dev/null || true)}
 vgem_order=()
 add_kmod() {
 	local name=$1 dep file

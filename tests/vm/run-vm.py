@@ -123,10 +123,20 @@ BEGIN = re.compile(r"@@MCP-BEGIN (\S+) (\S+)@@")
 END = re.compile(r"@@MCP-END (\S+) (\S+) rc=(-?\d+)@@")
 
 
-def kernel_version():
-    out = subprocess.run([os.path.join(REPO, "scripts", "vm-kernel-version.sh")],
+def kernel_version(*opts):
+    out = subprocess.run([os.path.join(REPO, "scripts", "vm-kernel-version.sh"), *opts],
                          check=True, capture_output=True, text=True)
     return out.stdout.strip()
+
+
+def resolve_kver(kver):
+    """--kver: a release, or 6.1/6.12 for that series' newest image."""
+    if kver in (None, "6.1", "6.12"):
+        try:
+            return kernel_version(*(["--612"] if kver == "6.12" else []))
+        except (subprocess.CalledProcessError, OSError):
+            return None
+    return kver
 
 
 def qemu_command(topology, kernel, initrd, tcg_thread="single", cpu="max",
@@ -401,11 +411,6 @@ def run_qemu(cmd, log_path, timeout, verbose):
 
 
 def main():
-    kver = None
-    try:
-        kver = kernel_version()
-    except (subprocess.CalledProcessError, OSError):
-        pass
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--topology", choices=sorted(TOPOLOGIES), default="2node")
     ap.add_argument("--mode", choices=["selftests", "demo", "crosscheck", "bench", "all"],
@@ -415,7 +420,11 @@ def main():
                          "demo plus the cross-check; crosscheck: only the cross-check; "
                          "bench: the benchmarks of bench/ (results also in build/vm/bench-TOPOLOGY.txt); "
                          "all: selftests and demo")
-    ap.add_argument("--kernel", default="/boot/vmlinuz-%s" % kver if kver else None)
+    ap.add_argument("--kver", metavar="RELEASE",
+                    help="Debian kernel to boot: a release (6.12.118+deb12-amd64) or "
+                         "6.1 / 6.12 for that series' newest image (default: 6.1); "
+                         "the initramfs carries its vgem modules")
+    ap.add_argument("--kernel", help="kernel image (default: /boot/vmlinuz-KVER)")
     ap.add_argument("--module", default=os.path.join(REPO, "kmod", "mcp.ko"))
     ap.add_argument("--build-dir", default=os.path.join(REPO, "build", "cmake"))
     ap.add_argument("--selftest-dir", help="default: BUILD_DIR/tests/selftests")
@@ -470,6 +479,9 @@ def main():
             return 2
         args.leak_check = True
 
+    kver = resolve_kver(args.kver)
+    if not args.kernel and kver:
+        args.kernel = "/boot/vmlinuz-" + kver
     if not args.kernel or not os.path.exists(args.kernel):
         print("run-vm: kernel %s not found (scripts/install-deps.sh)" % args.kernel, file=sys.stderr)
         return 2
@@ -484,12 +496,21 @@ def main():
     log_path = args.log or os.path.join(vm_dir, "vm-%s.log" % tag)
     if not os.path.exists(args.module):
         print("run-vm: warning: %s not built (make -C kmod)" % args.module, file=sys.stderr)
+    elif args.kver and kver:
+        # A module built for another release fails insmod in the guest.
+        r = subprocess.run(["modinfo", "-F", "vermagic", args.module],
+                           capture_output=True, text=True)
+        built = (r.stdout.split() or [""])[0]
+        if built != kver:
+            print("run-vm: %s is built for %s, not %s (make -C kmod KVER=%s)"
+                  % (args.module, built or "an unknown kernel", kver, kver), file=sys.stderr)
+            return 2
     if args.mode != "selftests" and not os.access(mcpctl, os.X_OK):
         print("run-vm: warning: %s not built" % mcpctl, file=sys.stderr)
 
     build = [os.path.join(HERE, "build-initramfs.sh"), "-o", initrd, "-m", args.module,
              "-s", selftest_dir, "-c", mcpctl, "-M", args.mode,
-             "-t", args.test or "", "-b", args.binary or ""]
+             "-t", args.test or "", "-b", args.binary or "", "-k", kver or ""]
     if args.mode == "bench":
         build += ["-B", bench_dir]
     # A plain selftests run includes the cross-check when mcpctl is built;
