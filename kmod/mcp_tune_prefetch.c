@@ -202,7 +202,7 @@ void mcp_tune_prefetch_init(struct mcp_tune_knob *knobs)
 		if (!table) {
 			knob->status = MCP_TUNE_UNSUPPORTED;
 			snprintf(knob->reason, sizeof(knob->reason),
-				 "CPU %s family 0x%x model 0x%x has no entry in the prefetcher table",
+				 "CPU %.16s family 0x%x model 0x%x has no entry in the prefetcher table",
 				 c->x86_vendor_id, c->x86, c->x86_model);
 			continue;
 		}

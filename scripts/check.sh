@@ -125,15 +125,19 @@ done
 # the binaries that cross mcp_compat.h's shims (vm_flags, pinning,
 # eventfd, swiotlb), the cgroup, BPF CO-RE and netlink paths.
 build_612_module() {
-	local k=$top/build/kmod-6.12 f
+	local k=$top/build/kmod-6.12 f out
 	rm -rf "$k"
 	mkdir -p "$k/kmod"
 	for f in kmod/*.c kmod/*.h kmod/Kbuild; do
 		case $f in *.mod.c) ;; *) cp -p "$f" "$k/kmod/" || return 1 ;; esac
 	done
 	ln -sfn "$top/uapi" "$k/uapi" &&
-		ln -sfn "$top/VERSION" "$k/VERSION" &&
-		make -s -C "/lib/modules/$kver612/build" M="$k/kmod" W=1 modules
+		ln -sfn "$top/VERSION" "$k/VERSION" || return 1
+	# W=1 means something only if a warning fails the build.
+	out=$(make -s -C "/lib/modules/$kver612/build" M="$k/kmod" W=1 modules 2>&1) ||
+		{ echo "$out"; return 1; }
+	echo "$out"
+	! grep -E '(warning|error):' <<<"$out"
 }
 echo "==> 6.12 ($kver612)"
 tally_run build-module-6.12 build_612_module
