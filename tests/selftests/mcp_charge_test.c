@@ -148,33 +148,43 @@ static void child_done(struct seen *s, double c0, __u64 t0, int fd)
 
 #define FAIL(s, n, e)	do { (s)->step = (n); (s)->err = (e); _exit(1); } while (0)
 
-/* @rounds synchronous cpu-engine copies into a BO on @node. */
-static void child_dma(struct seen *s, int node, int rounds)
+/*
+ * The child moves into CG_DIR and opens a context with a source BO and
+ * a destination BO on @node (@bo[0], @bo[1]): the context's fd.
+ */
+static int child_start(struct seen *s, int node, __u32 *bo)
 {
-	struct mcp_dma_submit d;
-	__u32 src, dst;
-	double c0;
-	__u64 t0;
-	int fd, ret;
+	int fd, ret = cgroup_enter();
 
-	ret = cgroup_enter();
 	if (ret)
 		FAIL(s, 1, ret);
 	fd = mcp_open();
 	if (fd < 0)
 		FAIL(s, 2, fd);
-	src = big_bo(fd, -1);
-	dst = big_bo(fd, node);
-	if (!src || !dst)
+	bo[0] = big_bo(fd, -1);
+	bo[1] = big_bo(fd, node);
+	if (!bo[0] || !bo[1])
 		FAIL(s, 3, -ENOMEM);
+	return fd;
+}
+
+/* @rounds synchronous cpu-engine copies into a BO on @node. */
+static void child_dma(struct seen *s, int node, int rounds)
+{
+	struct mcp_dma_submit d;
+	__u32 bo[2];
+	double c0;
+	__u64 t0;
+	int fd = child_start(s, node, bo), ret;
+
 	c0 = cpu_seconds();
 	t0 = now_ns();
 	for (int i = 0; i < rounds; i++) {
 		memset(&d, 0, sizeof(d));
 		d.size = sizeof(d);
 		d.engine = MCP_ENGINE_CPU;
-		d.src_handle = src;
-		d.dst_handle = dst;
+		d.src_handle = bo[0];
+		d.dst_handle = bo[1];
 		d.length = COPY_LEN;
 		d.in_fence = -1;
 		ret = mcp_ioctl(fd, MCP_IOC_DMA_SUBMIT, &d);
@@ -192,18 +202,8 @@ static void child_graph(struct seen *s, int node, int rounds)
 	__u32 bo[2];
 	double c0;
 	__u64 t0;
-	int fd, graph, fence, ret;
+	int fd = child_start(s, node, bo), graph, fence, ret;
 
-	ret = cgroup_enter();
-	if (ret)
-		FAIL(s, 1, ret);
-	fd = mcp_open();
-	if (fd < 0)
-		FAIL(s, 2, fd);
-	bo[0] = big_bo(fd, -1);
-	bo[1] = big_bo(fd, node);
-	if (!bo[0] || !bo[1])
-		FAIL(s, 3, -ENOMEM);
 	mcp_graph_case_init(&g);
 	mcp_graph_case_buffer(&g, COPY_LEN, MCP_GRAPH_BUF_INPUT);
 	mcp_graph_case_buffer(&g, COPY_LEN, MCP_GRAPH_BUF_OUTPUT);
