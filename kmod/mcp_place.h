@@ -9,10 +9,11 @@
  *
  *   mcp_place_lock	mutex: the per-task state table (mcp_place_tasks) and
  *			every struct mcp_place_task in it.  Held across
- *			set_cpus_allowed_ptr(), the rebalancer's page sampling
- *			and its mcp_netlink_place_event(), all of which may
- *			sleep; never across copy_to_user() (the ioctls copy
- *			out and send their events after dropping it).
+ *			set_cpus_allowed_ptr() and the rebalancer's page
+ *			sampling, which may sleep; never across
+ *			copy_to_user() or mcp_netlink_place_event() (the
+ *			ioctls and the rebalancer copy out and send their
+ *			events after dropping it).
  *     mmap_lock	read, of a target task's mm (rebalancer sampling,
  *			trylock only).
  *   mcp_idle_lock	spinlock: the idle CPU mask of the last window.  Held
