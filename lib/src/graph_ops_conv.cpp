@@ -33,6 +33,21 @@ namespace {
 
 using Dim = std::int64_t;
 
+// Scratch memory of the operators, per thread: it grows to the largest
+// run a worker has seen and stays, so a graph executed again allocates
+// nothing (issue #18 item 3).  One buffer per use within one call.
+enum class Scratch { im2col, output, channels, count };
+
+float *scratch(Scratch use, std::size_t floats)
+{
+	thread_local std::vector<float> buffers[static_cast<int>(Scratch::count)];
+	std::vector<float> &b = buffers[static_cast<int>(use)];
+
+	if (b.size() < floats)
+		b.resize(floats);
+	return b.data();
+}
+
 std::string dims_of(const OpTensor &t)
 {
 	std::string s = "[";
@@ -400,18 +415,18 @@ int conv(std::span<const OpTensor> in, const Geometry &g, const struct mcp_graph
 	// A 1x1 kernel without stride or pads reads X as it is.
 	const bool direct = g.kh == 1 && g.kw == 1 && p.stride_h == 1 && p.stride_w == 1 &&
 			    !p.pad_top && !p.pad_left && !p.pad_bottom && !p.pad_right;
-	std::vector<float> col(direct ? 0 : static_cast<std::size_t>(taps * pixels));
+	float *col = direct ? nullptr : scratch(Scratch::im2col, static_cast<std::size_t>(taps * pixels));
 	for (Dim n = 0; n < g.n; n++)
 		for (Dim gr = 0; gr < g.groups; gr++) {
 			const float *xg = x + (n * g.c + gr * cg) * g.h * g.w;
 			float *yg = y + (n * g.m + gr * mg) * pixels;
 			if (!direct)
-				im2col(xg, g, cg, p, col.data());
+				im2col(xg, g, cg, p, col);
 			fill_bias(yg, bias ? bias + gr * mg : nullptr, mg, pixels);
 			blas_sgemm(false, false, static_cast<std::uint32_t>(mg),
 				   static_cast<std::uint32_t>(pixels), static_cast<std::uint32_t>(taps),
 				   1.0f, w + gr * mg * taps, static_cast<std::uint32_t>(taps),
-				   direct ? xg : col.data(), static_cast<std::uint32_t>(pixels), 1.0f, yg,
+				   direct ? xg : col, static_cast<std::uint32_t>(pixels), 1.0f, yg,
 				   static_cast<std::uint32_t>(pixels));
 		}
 	return 0;
@@ -428,7 +443,7 @@ int conv_transpose(std::span<const OpTensor> in, const Geometry &g, const struct
 
 	if (!blas_available())
 		return -EOPNOTSUPP;
-	std::vector<float> col(static_cast<std::size_t>(taps * pixels));
+	float *col = scratch(Scratch::im2col, static_cast<std::size_t>(taps * pixels));
 	for (Dim n = 0; n < g.n; n++)
 		for (Dim gr = 0; gr < g.groups; gr++) {
 			const float *xg = x + (n * g.c + gr * cg) * pixels;
@@ -436,13 +451,13 @@ int conv_transpose(std::span<const OpTensor> in, const Geometry &g, const struct
 			blas_sgemm(true, false, static_cast<std::uint32_t>(taps),
 				   static_cast<std::uint32_t>(pixels), static_cast<std::uint32_t>(cg),
 				   1.0f, w + gr * cg * taps, static_cast<std::uint32_t>(taps), xg,
-				   static_cast<std::uint32_t>(pixels), 0.0f, col.data(),
+				   static_cast<std::uint32_t>(pixels), 0.0f, col,
 				   static_cast<std::uint32_t>(pixels));
 			fill_bias(yg, bias ? bias + gr * mg : nullptr, mg, g.oh * g.ow);
 			for (Dim m = 0; m < mg; m++)
 				for (Dim i = 0; i < g.kh; i++)
 					for (Dim j = 0; j < g.kw; j++) {
-						const float *row = col.data() + ((m * g.kh + i) * g.kw + j) * pixels;
+						const float *row = col + ((m * g.kh + i) * g.kw + j) * pixels;
 						float *ym = yg + m * g.oh * g.ow;
 						for (Dim ih = 0; ih < g.h; ih++) {
 							const Dim oh = ih * p.stride_h - p.pad_top + i * p.dilation_h;
@@ -546,12 +561,11 @@ int run_cnn_op(std::uint16_t op, std::span<const OpTensor> in, const OpTensor &o
 		// output overlaps an input.
 		const bool overlap = std::any_of(in.begin(), in.end(),
 						 [&](const OpTensor &t) { return overlaps(t, out); });
-		std::vector<float> scratch;
 		float *y = f32(out);
-		if (overlap && op != MCP_OP_CHANNEL_AFFINE && op != MCP_OP_GLOBAL_AVGPOOL) {
-			scratch.resize(n_out);
-			y = scratch.data();
-		}
+		const bool staged = overlap && op != MCP_OP_CHANNEL_AFFINE &&
+				    op != MCP_OP_GLOBAL_AVGPOOL;
+		if (staged)
+			y = scratch(Scratch::output, n_out);
 		int ret = 0;
 		switch (op) {
 		case MCP_OP_CONV:
@@ -587,7 +601,10 @@ int run_cnn_op(std::uint16_t op, std::span<const OpTensor> in, const OpTensor &o
 			// CHANNEL_AFFINE, element by element (in place is fine).
 			const std::size_t c = in[0].dims[1], n = in[0].dims[0];
 			const std::size_t len = n_out / (n * c);
-			const std::vector<float> sc(f32(in[1]), f32(in[1]) + c), sh(f32(in[2]), f32(in[2]) + c);
+			// Copies: the output may overlap the scale and shift.
+			float *sc = scratch(Scratch::channels, 2 * c), *sh = sc + c;
+			std::copy_n(f32(in[1]), c, sc);
+			std::copy_n(f32(in[2]), c, sh);
 			const float *x = f32(in[0]);
 			for (std::size_t i = 0; i < n * c; i++)
 				for (std::size_t k = 0; k < len; k++)
