@@ -133,17 +133,27 @@ TEST_F(mcpctl, run_auto_binds_to_one_node)
 
 	ASSERT_EQ(0, knob_swap("min_idle_cpus", "1", old_min, sizeof(old_min)));
 	ASSERT_EQ(0, knob_swap("idle_threshold_pct", "50", old_pct, sizeof(old_pct)));
-	EXPECT_EQ(0, MCP_MCPCTL(out, "run", "--auto", "--", "cat", "/proc/self/status"))
-		TH_LOG("%s", out);
-	EXPECT_EQ(0, knob_swap("min_idle_cpus", old_min, got, sizeof(got)));
-	EXPECT_EQ(0, knob_swap("idle_threshold_pct", old_pct, got, sizeof(got)));
-
-	ASSERT_EQ(0, field(out, "Cpus_allowed_list", got, sizeof(got))) TH_LOG("%s", out);
-	for (node = 0; node < 64 && matched < 0; node++) {
-		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", node);
-		if (read_str(path, cpus, sizeof(cpus)) == 0 && strcmp(cpus, got) == 0)
-			matched = node;
+	/*
+	 * The idle window may still hold the previous test's load (worker
+	 * threads, a VM vCPU busy elsewhere): then no node qualifies and the
+	 * command runs unbound, as it should.  Tries again after the window.
+	 */
+	for (int attempt = 0; attempt < 10 && matched < 0; attempt++) {
+		if (attempt)
+			usleep(300000);
+		EXPECT_EQ(0, MCP_MCPCTL(out, "run", "--auto", "--", "cat", "/proc/self/status"))
+			TH_LOG("%s", out);
+		ASSERT_EQ(0, field(out, "Cpus_allowed_list", got, sizeof(got))) TH_LOG("%s", out);
+		for (node = 0; node < 64 && matched < 0; node++) {
+			snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", node);
+			if (read_str(path, cpus, sizeof(cpus)) == 0 && strcmp(cpus, got) == 0)
+				matched = node;
+		}
+		if (matched < 0)
+			TH_LOG("attempt %d: Cpus_allowed_list %s (no node idle enough?)", attempt, got);
 	}
+	EXPECT_EQ(0, knob_swap("min_idle_cpus", old_min, cpus, sizeof(cpus)));
+	EXPECT_EQ(0, knob_swap("idle_threshold_pct", old_pct, cpus, sizeof(cpus)));
 	EXPECT_LE(0, matched) TH_LOG("Cpus_allowed_list %s is not one node's CPUs", got);
 }
 
