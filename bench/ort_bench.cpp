@@ -25,15 +25,16 @@
 #include <mcp/onnx.hpp>
 #include <mcp/runtime.hpp>
 
+#include "bench_timing.hpp"
+
 namespace {
 
 using clk = std::chrono::steady_clock;
 
-double pct_us(std::vector<double> v, double p)
+// Of samples in ns, in us.
+double pct_us(const std::vector<double> &v, double p)
 {
-	std::sort(v.begin(), v.end());
-	const auto i = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size() - 1) + 0.5);
-	return v[i] / 1000.0;
+	return percentile(v, p) / 1000.0;
 }
 
 // The ORT child: its stdin and stdout.
